@@ -1,0 +1,17 @@
+// Command kcore-controller is kcore's Raft-replicated controller.
+package main
+
+import (
+	"fmt"
+	"os"
+
+	"kcore.dev/kcore/pkg/cli"
+)
+
+func main() {
+	root := cli.NewController(cli.Streams{In: os.Stdin, Out: os.Stdout, Err: os.Stderr})
+	if err := root.Execute(); err != nil {
+		fmt.Fprintln(os.Stderr, "error:", err)
+		os.Exit(cli.ExitCode(err))
+	}
+}

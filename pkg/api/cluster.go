@@ -1,0 +1,164 @@
+package api
+
+// KubernetesCluster is one Kubernetes cluster on machines kcore manages. It is
+// applied with `kctl kubernetes apply` and stored by the controller.
+type KubernetesCluster struct {
+	// APIVersion is kcore.dev/v1; optional in manifests.
+	APIVersion string `json:"apiVersion,omitempty" yaml:"apiVersion,omitempty"`
+	// Kind is KubernetesCluster (kubernetes-cluster and kubernetes_cluster are accepted).
+	Kind string `json:"kind" yaml:"kind"`
+	// Metadata names the cluster.
+	Metadata ObjectMeta `json:"metadata" yaml:"metadata"`
+	// Spec is the desired cluster.
+	Spec ClusterSpec `json:"spec" yaml:"spec"`
+	// Status is what the controller observed. Ignored in manifests.
+	Status ClusterStatus `json:"status,omitzero" yaml:"status,omitempty"`
+}
+
+// ClusterSpec is the desired state of a KubernetesCluster.
+type ClusterSpec struct {
+	// ClusterCIDR is the pod network, e.g. 10.244.0.0/16. Immutable.
+	ClusterCIDR string `json:"clusterCidr" yaml:"clusterCidr"`
+	// ServiceCIDR is the service network, e.g. 10.96.0.0/12. Immutable.
+	ServiceCIDR string `json:"serviceCidr" yaml:"serviceCidr"`
+	// ClusterDNS is the cluster DNS service address, inside serviceCidr. Default 10.96.0.10.
+	ClusterDNS string `json:"clusterDns,omitempty" yaml:"clusterDns,omitempty"`
+	// APIServerEndpoint is host:port of the API; with high availability the host is the VIP.
+	// A port other than 6443 stores the cluster with bridge CNI.
+	APIServerEndpoint string `json:"apiServerEndpoint" yaml:"apiServerEndpoint"`
+	// CNI is cilium or bridge. Empty is stored as cilium; an API port other than 6443 forces bridge.
+	CNI string `json:"cni,omitempty" yaml:"cni,omitempty"`
+	// Cilium configures Cilium on the primary cluster.
+	Cilium CiliumSpec `json:"cilium,omitzero" yaml:"cilium,omitempty"`
+	// ControlPlaneNodes run etcd and the API server. The first entry bootstraps the cluster.
+	ControlPlaneNodes []ClusterNode `json:"controlPlaneNodes" yaml:"controlPlaneNodes"`
+	// WorkerNodes run only kubelet. May be empty when scheduleOnControlPlane is true.
+	WorkerNodes []ClusterNode `json:"workerNodes,omitempty" yaml:"workerNodes,omitempty"`
+	// HighAvailability puts the API behind a keepalived VIP.
+	HighAvailability HASpec `json:"highAvailability,omitzero" yaml:"highAvailability,omitempty"`
+	// ScheduleOnControlPlane lets control-plane nodes run pods (no NoSchedule taint).
+	ScheduleOnControlPlane bool `json:"scheduleOnControlPlane,omitempty" yaml:"scheduleOnControlPlane,omitempty"`
+	// LocalProvisioner creates local volumes and the local-path provisioner.
+	LocalProvisioner LocalProvisionerSpec `json:"localProvisioner,omitzero" yaml:"localProvisioner,omitempty"`
+	// InitialCluster is accepted for compatibility and ignored on create: membership comes from the node lists.
+	InitialCluster string `json:"initialCluster,omitempty" yaml:"initialCluster,omitempty"`
+}
+
+// CiliumSpec configures the Cilium CNI and its L2 load balancer.
+type CiliumSpec struct {
+	// Mode is the routing mode: native-routing (default) or tunnel.
+	Mode string `json:"mode,omitempty" yaml:"mode,omitempty"`
+	// MTU of the pod network. Default 1500.
+	MTU int `json:"mtu,omitempty" yaml:"mtu,omitempty"`
+	// Tunnel is the tunnel protocol: disabled (default), vxlan or geneve.
+	Tunnel string `json:"tunnel,omitempty" yaml:"tunnel,omitempty"`
+	// AutoDirectNodeRoutes installs routes to other nodes' pod CIDRs. Default true.
+	AutoDirectNodeRoutes *bool `json:"autoDirectNodeRoutes,omitempty" yaml:"autoDirectNodeRoutes,omitempty"`
+	// LoadBalancerIPPools are CIDRs announced over L2 for LoadBalancer services.
+	LoadBalancerIPPools []string `json:"loadBalancerIpPools,omitempty" yaml:"loadBalancerIpPools,omitempty"`
+}
+
+// ClusterNode is one member of the cluster.
+type ClusterNode struct {
+	// NodeID is the id the node's agent registered with.
+	NodeID string `json:"nodeId" yaml:"nodeId"`
+	// AdvertiseAddress is the node's IPv4 address used by etcd, the API server and kubelet.
+	AdvertiseAddress string `json:"advertiseAddress" yaml:"advertiseAddress"`
+	// Iface is the node's interface for Cilium devices and L2 announcements. Default enp6s0.
+	Iface string `json:"iface,omitempty" yaml:"iface,omitempty"`
+}
+
+// HASpec configures the keepalived VIP in front of the API servers.
+type HASpec struct {
+	// Enabled starts keepalived on each control plane.
+	Enabled bool `json:"enabled,omitempty" yaml:"enabled,omitempty"`
+	// VIPAddress is the virtual IPv4 address (assigned as /24). Required when enabled.
+	VIPAddress string `json:"vipAddress,omitempty" yaml:"vipAddress,omitempty"`
+	// VIPInterface is the interface that carries the VIP. Required when enabled.
+	VIPInterface string `json:"vipInterface,omitempty" yaml:"vipInterface,omitempty"`
+	// HealthCheck makes keepalived give up the VIP when the local API server's /readyz fails. Default true.
+	HealthCheck *bool `json:"healthCheck,omitempty" yaml:"healthCheck,omitempty"`
+}
+
+// LocalProvisionerSpec configures local volumes and the local-path provisioner.
+type LocalProvisionerSpec struct {
+	// Enabled is required when volumes are listed.
+	Enabled bool `json:"enabled,omitempty" yaml:"enabled,omitempty"`
+	// StorageClassName of the provisioner's StorageClass. Default local-path.
+	StorageClassName string `json:"storageClassName,omitempty" yaml:"storageClassName,omitempty"`
+	// Mode is shared (default: one filesystem per volume served by local-path) or lvm (one thin pool, no provisioner).
+	Mode string `json:"mode,omitempty" yaml:"mode,omitempty"`
+	// Volumes are the local volumes to create.
+	Volumes []VolumeSpec `json:"volumes,omitempty" yaml:"volumes,omitempty"`
+}
+
+// VolumeSpec is one local volume on one node.
+type VolumeSpec struct {
+	// Name of the volume, unique per node.
+	Name string `json:"name" yaml:"name"`
+	// NodeID of the node that holds the volume.
+	NodeID string `json:"nodeId" yaml:"nodeId"`
+	// StorageClass is the node's storage backend: lvm or zfs.
+	StorageClass string `json:"storageClass" yaml:"storageClass"`
+	// SizeBytes is the volume size. Can grow, never shrink.
+	SizeBytes int64 `json:"sizeBytes" yaml:"sizeBytes"`
+	// FSType is ext4 (default) or xfs.
+	FSType string `json:"fsType,omitempty" yaml:"fsType,omitempty"`
+	// Role is filesystem (default) or pool (mode lvm).
+	Role string `json:"role,omitempty" yaml:"role,omitempty"`
+	// VolumeGroup is the LVM volume group or ZFS pool. Required in mode lvm.
+	VolumeGroup string `json:"volumeGroup,omitempty" yaml:"volumeGroup,omitempty"`
+	// MountPath defaults to /mnt/kcore/<cluster>/<name>. Empty in mode lvm.
+	MountPath string `json:"mountPath,omitempty" yaml:"mountPath,omitempty"`
+}
+
+// ClusterStatus is what the controller observed about a cluster.
+type ClusterStatus struct {
+	// Phase is one of bootstrapping, ready, degraded, updating, scaling, deleting.
+	Phase string `json:"phase,omitempty" yaml:"phase,omitempty"`
+	// ObservedGeneration is the spec generation the phase refers to.
+	ObservedGeneration int64 `json:"observedGeneration,omitempty" yaml:"observedGeneration,omitempty"`
+	// Conditions are the latest health checks.
+	Conditions []Condition `json:"conditions,omitempty" yaml:"conditions,omitempty"`
+	// Nodes is the per-node state.
+	Nodes []NodeStatus `json:"nodes,omitempty" yaml:"nodes,omitempty"`
+	// LastHealthCheck is when health was last checked, RFC 3339.
+	LastHealthCheck string `json:"lastHealthCheck,omitempty" yaml:"lastHealthCheck,omitempty"`
+}
+
+// NodeStatus is one cluster member's observed state.
+type NodeStatus struct {
+	// NodeID of the member.
+	NodeID string `json:"nodeId" yaml:"nodeId"`
+	// Role is control-plane or worker.
+	Role string `json:"role" yaml:"role"`
+	// Ready is true when every unit rendered for the node is healthy.
+	Ready bool `json:"ready" yaml:"ready"`
+	// ObservedGeneration is the NodeState generation the agent last applied.
+	ObservedGeneration int64 `json:"observedGeneration,omitempty" yaml:"observedGeneration,omitempty"`
+	// Message explains a not-ready node.
+	Message string `json:"message,omitempty" yaml:"message,omitempty"`
+}
+
+// Cluster phases.
+const (
+	PhaseBootstrapping = "bootstrapping"
+	PhaseReady         = "ready"
+	PhaseDegraded      = "degraded"
+	PhaseUpdating      = "updating"
+	PhaseScaling       = "scaling"
+	PhaseDeleting      = "deleting"
+)
+
+// Node roles within a cluster.
+const (
+	RoleControlPlane = "control-plane"
+	RoleWorker       = "worker"
+)
+
+// Members returns the control-plane nodes followed by the workers.
+func (s *ClusterSpec) Members() []ClusterNode {
+	out := make([]ClusterNode, 0, len(s.ControlPlaneNodes)+len(s.WorkerNodes))
+	out = append(out, s.ControlPlaneNodes...)
+	return append(out, s.WorkerNodes...)
+}

@@ -1,0 +1,128 @@
+package api
+
+// KindNodeState is the kind of a rendered NodeState.
+const KindNodeState = "NodeState"
+
+// NodeState is everything one node must run for one cluster, rendered by the
+// controller (pkg/render) and applied by the node agent (pkg/agent). Host
+// paths are absolute as on the node; the agent resolves them under its --root.
+type NodeState struct {
+	// Cluster is the KubernetesCluster name.
+	Cluster string `json:"cluster"`
+	// NodeID is the node this state is for.
+	NodeID string `json:"nodeId"`
+	// Generation increases whenever the content changes.
+	Generation int64 `json:"generation"`
+	// Files to write, in order.
+	Files []File `json:"files,omitempty"`
+	// Units to run (long-running services or oneshots).
+	Units []Unit `json:"units,omitempty"`
+	// Volumes to create, grow and mount before units start.
+	Volumes []VolumeOp `json:"volumes,omitempty"`
+	// Tasks are oneshots that run when their input hash changes.
+	Tasks []Task `json:"tasks,omitempty"`
+}
+
+// File is one file the agent writes atomically.
+type File struct {
+	// Path is absolute, as on the node.
+	Path string `json:"path"`
+	// Mode is the permission bits, e.g. 0o600 for keys.
+	Mode uint32 `json:"mode"`
+	// Content is the file's text.
+	Content string `json:"content"`
+	// Secret marks keys and kubeconfigs: never printed or logged.
+	Secret bool `json:"secret,omitempty"`
+}
+
+// Restart policies.
+const (
+	RestartAlways    = "always"
+	RestartOnFailure = "on-failure"
+	RestartNever     = "no"
+)
+
+// Unit is a process the node runtime supervises.
+type Unit struct {
+	// Name, e.g. kcore-etcd or kcore-kubernetes-cilium.
+	Name string `json:"name"`
+	// Argv is the command line; Argv[0] is a binary name resolved in the agent's --bin-dir, or an absolute path.
+	Argv []string `json:"argv"`
+	// Env is extra environment.
+	Env map[string]string `json:"env,omitempty"`
+	// After lists units that must be running (or have finished, for oneshots) first.
+	After []string `json:"after,omitempty"`
+	// Restart is always, on-failure or no.
+	Restart string `json:"restart,omitempty"`
+	// Oneshot units run to completion once per InputHash.
+	Oneshot bool `json:"oneshot,omitempty"`
+	// InputHash is the hash of every input (argv, env, files) that should restart the unit when changed.
+	InputHash string `json:"inputHash"`
+	// HealthURL, when set, is probed to decide whether the unit is healthy (e.g. https://127.0.0.1:6443/readyz).
+	HealthURL string `json:"healthUrl,omitempty"`
+}
+
+// Task is a oneshot that runs when its InputHash changes (apply a manifest,
+// load firewall rules).
+type Task struct {
+	// Name, e.g. kcore-kubernetes-provisioner.
+	Name string `json:"name"`
+	// Argv is the command line.
+	Argv []string `json:"argv"`
+	// After lists units or tasks that must be healthy or done first.
+	After []string `json:"after,omitempty"`
+	// InputHash triggers a re-run when it changes.
+	InputHash string `json:"inputHash"`
+}
+
+// VolumeOp is a local volume the agent ensures: created, grown, formatted and
+// mounted. Only volumes the agent created are ever deleted.
+type VolumeOp struct {
+	// Name is k8s-<cluster>-<node>-<volume>.
+	Name string `json:"name"`
+	// Class is lvm or zfs.
+	Class string `json:"class"`
+	// Pool is the LVM volume group or ZFS pool.
+	Pool string `json:"pool"`
+	// Device is /dev/<vg>/<lv> or /dev/zvol/<pool>/<dataset>.
+	Device string `json:"device"`
+	// SizeBytes is the target size; growing is allowed, shrinking never.
+	SizeBytes int64 `json:"sizeBytes"`
+	// FSType is ext4 or xfs (empty for a thin pool).
+	FSType string `json:"fsType,omitempty"`
+	// Role is filesystem or pool.
+	Role string `json:"role"`
+	// MountPath is where the filesystem is mounted (empty for a pool).
+	MountPath string `json:"mountPath,omitempty"`
+}
+
+// NodeReport is what an agent tells the controller after applying a NodeState.
+type NodeReport struct {
+	// NodeID of the reporting node.
+	NodeID string `json:"nodeId"`
+	// Cluster the report is about.
+	Cluster string `json:"cluster"`
+	// ObservedGeneration is the NodeState generation applied.
+	ObservedGeneration int64 `json:"observedGeneration"`
+	// Items are per-file, per-unit, per-volume and per-task results.
+	Items []ItemStatus `json:"items,omitempty"`
+}
+
+// Item states.
+const (
+	ItemOK      = "ok"
+	ItemPending = "pending"
+	ItemFailed  = "failed"
+)
+
+// ItemStatus is one applied item's result.
+type ItemStatus struct {
+	// Kind is file, unit, volume or task.
+	Kind string `json:"kind"`
+	// Name is the path or unit, volume or task name.
+	Name string `json:"name"`
+	// State is ok, pending or failed.
+	State string `json:"state"`
+	// Message explains a failure.
+	Message string `json:"message,omitempty"`
+}

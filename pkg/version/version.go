@@ -1,0 +1,10 @@
+// Package version holds the build's version, stamped by the Makefile through
+// -ldflags, and the controller schema version this build reads and writes.
+package version
+
+// Version is the kcore release, set with -ldflags -X at build time.
+var Version = "dev"
+
+// Schema is the controller log and snapshot schema this build writes. A
+// replica refuses log entries and snapshots with a newer schema.
+const Schema = 1
