@@ -9,7 +9,7 @@ PKGS        := ./...
 VERSION     ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS     := -X kcore.dev/kcore/pkg/version.Version=$(VERSION)
 
-.PHONY: all build demo test unit lint fmt-check vet staticcheck bench schemas clean
+.PHONY: all build demo deps test unit lint fmt-check vet staticcheck bench schemas clean
 
 all: build
 
@@ -21,8 +21,12 @@ build:
 demo: build
 	./scripts/demo.sh
 
-## test: everything CI runs — lint, unit and integration tests
-test: lint unit
+## deps: Debian packages the tests and the lab drive for real (keepalived, nix-bin, xfsprogs, …)
+deps:
+	./scripts/deps.sh
+
+## test: everything CI runs — lint, unit, integration and (as root) the real-process tests
+test: deps lint unit
 
 unit:
 	$(GO) test -count=1 -timeout 20m $(PKGS)

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Install the Debian packages kcore's tests and lab need, when missing.
+# Idempotent and quiet when everything is there. Needs root for apt-get; when
+# not root it only reports what is missing (the tests that need it skip).
+set -euo pipefail
+
+# binary -> Debian package
+declare -A want=(
+  [keepalived]=keepalived
+  [nix-instantiate]=nix-bin
+  [ip]=iproute2
+  [mkfs.ext4]=e2fsprogs
+  [mkfs.xfs]=xfsprogs
+  [losetup]=util-linux
+  [nft]=nftables
+  [curl]=curl
+)
+
+missing=()
+for bin in "${!want[@]}"; do
+  if ! command -v "$bin" >/dev/null 2>&1 && [ ! -x "/usr/sbin/$bin" ] && [ ! -x "/sbin/$bin" ]; then
+    missing+=("${want[$bin]}")
+  fi
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+mapfile -t pkgs < <(printf '%s\n' "${missing[@]}" | sort -u)
+if [ "$(id -u)" -ne 0 ]; then
+  echo "deps: missing Debian packages (not root, not installing): ${pkgs[*]}" >&2
+  exit 0
+fi
+echo "deps: installing ${pkgs[*]}" >&2
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq >/dev/null
+apt-get install -y -qq --no-install-recommends "${pkgs[@]}" >/dev/null
