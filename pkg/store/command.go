@@ -1,0 +1,143 @@
+package store
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"kcore.dev/kcore/pkg/version"
+)
+
+// Command types understood by this build.
+const (
+	// TypePut creates or replaces one object (payload Put).
+	TypePut = "put"
+	// TypeDelete removes one object (payload Delete).
+	TypeDelete = "delete"
+	// TypeBatch applies several puts and deletes atomically (payload Batch).
+	TypeBatch = "batch"
+	// TypeAppendAudit appends one audit entry (payload AppendAudit).
+	TypeAppendAudit = "append-audit"
+)
+
+// Command is one replicated log entry: a typed, versioned envelope around a
+// JSON payload. The leader stamps Time and ID before the command is
+// replicated; Apply reads them and never the clock.
+type Command struct {
+	// Type selects the payload and its handler, e.g. TypePut.
+	Type string `json:"type"`
+	// Schema is the writer's schema version (version.Schema). A replica
+	// refuses a command with a newer schema than it reads.
+	Schema int `json:"schema"`
+	// Ignorable lets a replica that does not know Type skip the command
+	// instead of failing it.
+	Ignorable bool `json:"ignorable,omitempty"`
+	// Time is the leader's time stamp, RFC 3339 with nanoseconds.
+	Time string `json:"time,omitempty"`
+	// ID is a unique id stamped by the leader.
+	ID string `json:"id,omitempty"`
+	// Payload is the type's JSON payload.
+	Payload json.RawMessage `json:"payload,omitempty"`
+}
+
+// Put creates or replaces the object (Kind, Name) with Data.
+type Put struct {
+	// Kind of the object.
+	Kind string `json:"kind"`
+	// Name of the object.
+	Name string `json:"name"`
+	// Data is the object's JSON body.
+	Data json.RawMessage `json:"data"`
+	// ExpectModifyIndex makes the put conditional: nil writes
+	// unconditionally, a pointer to 0 requires that the object does not
+	// exist, any other value requires that it exists with that ModifyIndex.
+	ExpectModifyIndex *uint64 `json:"expectModifyIndex,omitempty"`
+}
+
+// Delete removes the object (Kind, Name).
+type Delete struct {
+	// Kind of the object.
+	Kind string `json:"kind"`
+	// Name of the object.
+	Name string `json:"name"`
+	// ExpectModifyIndex, when set, requires that the object's ModifyIndex is
+	// this value.
+	ExpectModifyIndex *uint64 `json:"expectModifyIndex,omitempty"`
+}
+
+// Op is one operation of a Batch: exactly one of Put and Delete is set.
+type Op struct {
+	// Put, when set, is a put operation.
+	Put *Put `json:"put,omitempty"`
+	// Delete, when set, is a delete operation.
+	Delete *Delete `json:"delete,omitempty"`
+}
+
+// Batch applies its operations in order, all or nothing: when one fails
+// (including a CAS conflict) none takes effect. Later operations see the
+// effect of earlier ones.
+type Batch struct {
+	// Ops are the operations, applied in order.
+	Ops []Op `json:"ops"`
+}
+
+// AppendAudit appends one audit entry as the object (KindAudit,
+// AuditName(index)). The store keeps the newest AuditRetain entries.
+type AppendAudit struct {
+	// Entry is the audit entry's JSON.
+	Entry json.RawMessage `json:"entry"`
+}
+
+// AuditRetain is how many audit entries the store keeps; older ones are
+// trimmed, oldest first, when a new entry is appended.
+const AuditRetain = 100_000
+
+// AuditName is the name of the audit entry appended at a raft index: the
+// index in 20 zero-padded digits, so names sort in commit order.
+func AuditName(index uint64) string {
+	return fmt.Sprintf("%020d", index)
+}
+
+// Expect returns a pointer to index, for ExpectModifyIndex.
+func Expect(index uint64) *uint64 {
+	return &index
+}
+
+// NewCommand wraps a payload in a Command of the given type, stamped with
+// this build's schema version.
+func NewCommand(typ string, payload any) (Command, error) {
+	b, err := json.Marshal(payload)
+	if err != nil {
+		return Command{}, fmt.Errorf("encode %s payload: %w", typ, err)
+	}
+	return Command{Type: typ, Schema: version.Schema, Payload: b}, nil
+}
+
+// Command wraps the put in a Command.
+func (p Put) Command() (Command, error) { return NewCommand(TypePut, p) }
+
+// Command wraps the delete in a Command.
+func (d Delete) Command() (Command, error) { return NewCommand(TypeDelete, d) }
+
+// Command wraps the batch in a Command.
+func (b Batch) Command() (Command, error) { return NewCommand(TypeBatch, b) }
+
+// Command wraps the audit entry in a Command.
+func (a AppendAudit) Command() (Command, error) { return NewCommand(TypeAppendAudit, a) }
+
+// Encode returns the command's wire form, as stored in the raft log.
+func (c Command) Encode() ([]byte, error) {
+	b, err := json.Marshal(c)
+	if err != nil {
+		return nil, fmt.Errorf("encode command %s: %w", c.Type, err)
+	}
+	return b, nil
+}
+
+// DecodeCommand parses a command's wire form.
+func DecodeCommand(b []byte) (Command, error) {
+	var c Command
+	if err := json.Unmarshal(b, &c); err != nil {
+		return Command{}, fmt.Errorf("decode command: %w: %w", ErrInvalid, err)
+	}
+	return c, nil
+}

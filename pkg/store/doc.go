@@ -1,0 +1,14 @@
+// Package store is the controller's replicated state machine: every stored
+// object keyed by (kind, name) with the raft index that created and last
+// modified it, the typed and versioned commands that change it, blocking
+// queries over it, and deterministic snapshots of it.
+//
+// Apply is pure: it reads no clock, draws no randomness and does no I/O. The
+// leader stamps time and ids into a Command before it is replicated, so every
+// replica that applies the same log reaches byte-identical state. Secret
+// objects reach the store already sealed (see Sealed); the store never sees
+// plaintext.
+//
+// State.Apply is the command processor; pkg/raftnode wraps it in a thin
+// raft.FSM, and a tool can replay a log by calling Apply directly.
+package store
