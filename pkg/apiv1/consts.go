@@ -1,0 +1,102 @@
+package apiv1
+
+import "time"
+
+// Roles, taken from a client certificate's first Organization.
+const (
+	// RoleClusterAdmin may call every route.
+	RoleClusterAdmin = "cluster-admin"
+	// RoleOperator approves updates and scales, and reads.
+	RoleOperator = "operator"
+	// RoleViewer reads.
+	RoleViewer = "viewer"
+	// RoleNode is a node agent: its own state, facts, heartbeat and report.
+	RoleNode = "node"
+	// RoleController is another controller replica: health, metrics and
+	// POST /v1/members (join).
+	RoleController = "controller"
+)
+
+// Kinds the API layer stores besides the object model's kinds.
+const (
+	// KindMember records a controller replica: name = raft id, data MemberData.
+	KindMember = "Member"
+	// KindJoinToken records a join token by the SHA-256 of the token.
+	KindJoinToken = "JoinToken"
+	// KindSecret holds encrypted private material (AES-256-GCM).
+	KindSecret = "Secret"
+	// KindCredential holds issued credentials; never listed with data.
+	KindCredential = "Credential"
+	// KindNodeReport holds api.NodeReport objects, name "<cluster>/<node>".
+	KindNodeReport = "NodeReport"
+	// KindAudit holds AuditEntry objects in commit order.
+	KindAudit = "Audit"
+)
+
+// HTTP headers, query parameters and content types of the API.
+const (
+	// HeaderIndex is set on every GET: the object's ModifyIndex or the kind's index.
+	HeaderIndex = "X-Kcore-Index"
+	// HeaderForwarded marks a request a follower forwarded to the leader.
+	HeaderForwarded = "X-Kcore-Forwarded-By"
+	// ParamIndex is the blocking-query index: return once the result changes past it.
+	ParamIndex = "index"
+	// ParamWait is the blocking-query wait, a Go duration (e.g. 30s), capped at MaxWait.
+	ParamWait = "wait"
+	// ParamStale lets any replica answer a read from local state ("true").
+	ParamStale = "stale"
+	// ParamCAS makes a PUT or DELETE conditional on the object's ModifyIndex (0: must not exist).
+	ParamCAS = "cas"
+	// ParamSince filters audit entries at or after an RFC 3339 time.
+	ParamSince = "since"
+	// ParamObject filters audit entries by "kind/name".
+	ParamObject = "object"
+	// ParamLimit caps the number of audit entries returned (newest kept).
+	ParamLimit = "limit"
+	// ContentTypeJSON is the type of every JSON body.
+	ContentTypeJSON = "application/json"
+	// ContentTypeSnapshot is the type of snapshot bodies.
+	ContentTypeSnapshot = "application/octet-stream"
+)
+
+// Limits.
+const (
+	// DefaultWait is the wait used when ParamIndex is given without ParamWait.
+	DefaultWait = 5 * time.Minute
+	// MaxWait caps ParamWait.
+	MaxWait = 5 * time.Minute
+	// DefaultTokenTTL is a join token's lifetime when TokenRequest.TTL is empty.
+	DefaultTokenTTL = 24 * time.Hour
+)
+
+// Route paths (prefixes for routes with path parameters).
+const (
+	PathHealth   = "/v1/health"
+	PathMetrics  = "/metrics"
+	PathObjects  = "/v1/objects/"
+	PathNodes    = "/v1/nodes/"
+	PathJoin     = "/v1/join"
+	PathTokens   = "/v1/tokens"
+	PathCerts    = "/v1/certs"
+	PathMembers  = "/v1/members"
+	PathSnapshot = "/v1/snapshot"
+	PathAudit    = "/v1/audit"
+)
+
+// ObjectPath returns /v1/objects/{kind}/{name}, or /v1/objects/{kind} when name is empty.
+func ObjectPath(kind, name string) string {
+	if name == "" {
+		return PathObjects + kind
+	}
+	return PathObjects + kind + "/" + name
+}
+
+// NodePath returns /v1/nodes/{id}/{what} (what: state, facts, heartbeat, report).
+func NodePath(id, what string) string {
+	return PathNodes + id + "/" + what
+}
+
+// NodeStateName is the store name of a NodeState or NodeReport: "<cluster>/<node>".
+func NodeStateName(cluster, node string) string {
+	return cluster + "/" + node
+}

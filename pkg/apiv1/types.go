@@ -1,0 +1,172 @@
+package apiv1
+
+import "encoding/json"
+
+// Object is one stored object as the API returns it.
+type Object struct {
+	// Kind of the object, e.g. KubernetesCluster.
+	Kind string `json:"kind"`
+	// Name within its kind.
+	Name string `json:"name"`
+	// CreateIndex is the raft index that created it.
+	CreateIndex uint64 `json:"createIndex"`
+	// ModifyIndex is the raft index that last changed it.
+	ModifyIndex uint64 `json:"modifyIndex"`
+	// CreateTime is the leader's RFC 3339 stamp of creation.
+	CreateTime string `json:"createTime,omitempty"`
+	// ModifyTime is the leader's RFC 3339 stamp of the last change.
+	ModifyTime string `json:"modifyTime,omitempty"`
+	// Data is the object's JSON; omitted for kinds never returned with data.
+	Data json.RawMessage `json:"data,omitempty"`
+}
+
+// List is the answer to a list GET.
+type List struct {
+	// Index is the kind's index (the X-Kcore-Index header carries it too).
+	Index uint64 `json:"index"`
+	// Items are the objects sorted by name.
+	Items []Object `json:"items"`
+}
+
+// WriteResponse answers a PUT, DELETE or POST that went through raft.
+type WriteResponse struct {
+	// Index is the raft index the write was applied at.
+	Index uint64 `json:"index"`
+}
+
+// Raft roles of a replica in Health.Role.
+const (
+	StateLeader    = "leader"
+	StateFollower  = "follower"
+	StateCandidate = "candidate"
+	StateShutdown  = "shutdown"
+)
+
+// Health is GET /v1/health.
+type Health struct {
+	// Role is leader, follower, candidate or shutdown.
+	Role string `json:"role"`
+	// ID is this replica's raft id.
+	ID string `json:"id"`
+	// Leader is the leader's raft id, "" when none is known.
+	Leader string `json:"leader"`
+	// LeaderAddr is the leader's HTTP address (host:port), "" when unknown.
+	LeaderAddr string `json:"leaderAddr"`
+	// LastIndex is the last raft log index on this replica.
+	LastIndex uint64 `json:"lastIndex"`
+	// AppliedIndex is the last index applied to the state.
+	AppliedIndex uint64 `json:"appliedIndex"`
+	// Peers are the raft configuration's servers.
+	Peers []Member `json:"peers"`
+	// Schema is the store schema this replica writes.
+	Schema int `json:"schema"`
+}
+
+// Member is one controller replica in GET /v1/members.
+type Member struct {
+	// ID is the raft server id.
+	ID string `json:"id"`
+	// RaftAddr is the raft transport address.
+	RaftAddr string `json:"raftAddr"`
+	// HTTPAddr is the API address, "" when the member never recorded one.
+	HTTPAddr string `json:"httpAddr"`
+	// Suffrage is Voter, Nonvoter or Staging.
+	Suffrage string `json:"suffrage"`
+	// Leader is true for the current leader.
+	Leader bool `json:"leader"`
+}
+
+// MemberData is the data of a stored KindMember object.
+type MemberData struct {
+	// RaftAddr is the raft transport address.
+	RaftAddr string `json:"raftAddr"`
+	// HTTPAddr is the API address.
+	HTTPAddr string `json:"httpAddr"`
+}
+
+// AddMemberRequest is POST /v1/members: add a voter.
+type AddMemberRequest struct {
+	// ID is the new replica's raft id.
+	ID string `json:"id"`
+	// RaftAddr is its raft transport address.
+	RaftAddr string `json:"raftAddr"`
+	// HTTPAddr is its API address.
+	HTTPAddr string `json:"httpAddr"`
+}
+
+// JoinRequest is POST /v1/join: a node exchanges a join token for its certificate.
+type JoinRequest struct {
+	// Token is the one-time join token.
+	Token string `json:"token"`
+	// NodeID is the node's id; it becomes the certificate's CommonName.
+	NodeID string `json:"nodeId"`
+	// CSR is reserved for a PEM certificate request; when empty the
+	// controller generates the key.
+	CSR string `json:"csr,omitempty"`
+}
+
+// JoinResponse answers POST /v1/join.
+type JoinResponse struct {
+	// Cert is the node's PEM certificate (role node, CN = node id).
+	Cert string `json:"cert"`
+	// Key is the node's PEM private key.
+	Key string `json:"key"`
+	// CA is the controller CA's PEM certificate.
+	CA string `json:"ca"`
+}
+
+// TokenRequest is POST /v1/tokens.
+type TokenRequest struct {
+	// TTL is a Go duration (e.g. 24h); empty means DefaultTokenTTL.
+	TTL string `json:"ttl,omitempty"`
+}
+
+// TokenResponse answers POST /v1/tokens.
+type TokenResponse struct {
+	// Token is the one-time join token; the controller keeps only its hash.
+	Token string `json:"token"`
+	// Expires is when it stops working, RFC 3339.
+	Expires string `json:"expires"`
+}
+
+// CertRequest is POST /v1/certs: a certificate for a person.
+type CertRequest struct {
+	// Role is viewer, operator or cluster-admin.
+	Role string `json:"role"`
+	// Name becomes the certificate's CommonName.
+	Name string `json:"name"`
+}
+
+// CertResponse answers POST /v1/certs.
+type CertResponse struct {
+	// Cert is the PEM certificate.
+	Cert string `json:"cert"`
+	// Key is the PEM private key.
+	Key string `json:"key"`
+	// CA is the controller CA's PEM certificate.
+	CA string `json:"ca"`
+}
+
+// AuditEntry is one audited call, returned by GET /v1/audit.
+type AuditEntry struct {
+	// Time is the leader's RFC 3339 stamp.
+	Time string `json:"time"`
+	// ID is a unique request id.
+	ID string `json:"id"`
+	// Subject is the caller's certificate CommonName ("" for anonymous join).
+	Subject string `json:"subject"`
+	// Role is the caller's role.
+	Role string `json:"role"`
+	// Method is the HTTP method.
+	Method string `json:"method"`
+	// Route is the routing-table pattern, e.g. "PUT /v1/objects/{kind}/{name...}".
+	Route string `json:"route"`
+	// Object is "kind/name" when the call names one.
+	Object string `json:"object,omitempty"`
+	// PlanHash is the plan's hash when the call carried one.
+	PlanHash string `json:"planHash,omitempty"`
+	// Result is the HTTP status answered.
+	Result int `json:"result"`
+	// Code is the error code when the call failed, "" on success.
+	Code string `json:"code,omitempty"`
+}
