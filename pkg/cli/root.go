@@ -32,6 +32,8 @@ see what will happen with 'kctl kubernetes plan', and make it so with
 	root.AddCommand(
 		newVersionCmd(s),
 		newSchemasCmd(s),
+		newExplainCmd(s),
+		newCompletionCmd(s),
 	)
 	return root
 }
