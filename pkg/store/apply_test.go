@@ -52,8 +52,10 @@ func TestApply(t *testing.T) {
 			want:  []string{`Node/a@1:2=2`},
 		},
 		{
-			name:    "put cas stale index conflicts",
-			setup:   func(t *testing.T) []Command { return []Command{putCmd(t, K, "a", `1`, nil), putCmd(t, K, "a", `2`, nil)} },
+			name: "put cas stale index conflicts",
+			setup: func(t *testing.T) []Command {
+				return []Command{putCmd(t, K, "a", `1`, nil), putCmd(t, K, "a", `2`, nil)}
+			},
 			cmd:     func(t *testing.T) Command { return putCmd(t, K, "a", `3`, Expect(1)) },
 			wantErr: ErrConflict,
 			want:    []string{`Node/a@1:2=2`},
@@ -64,13 +66,17 @@ func TestApply(t *testing.T) {
 			wantErr: ErrConflict,
 		},
 		{
-			name:    "put invalid json",
-			cmd:     func(t *testing.T) Command { return Command{Type: TypePut, Schema: 1, Payload: json.RawMessage(`{"kind":"Node","name":"a","data":{`)} },
+			name: "put invalid json",
+			cmd: func(t *testing.T) Command {
+				return Command{Type: TypePut, Schema: 1, Payload: json.RawMessage(`{"kind":"Node","name":"a","data":{`)}
+			},
 			wantErr: ErrInvalid,
 		},
 		{
-			name:    "put unknown payload field",
-			cmd:     func(t *testing.T) Command { return Command{Type: TypePut, Schema: 1, Payload: json.RawMessage(`{"kind":"Node","name":"a","data":1,"bogus":1}`)} },
+			name: "put unknown payload field",
+			cmd: func(t *testing.T) Command {
+				return Command{Type: TypePut, Schema: 1, Payload: json.RawMessage(`{"kind":"Node","name":"a","data":1,"bogus":1}`)}
+			},
 			wantErr: ErrInvalid,
 		},
 		{
@@ -79,8 +85,10 @@ func TestApply(t *testing.T) {
 			wantErr: ErrInvalid,
 		},
 		{
-			name:    "put missing data",
-			cmd:     func(t *testing.T) Command { return Command{Type: TypePut, Schema: 1, Payload: json.RawMessage(`{"kind":"Node","name":"a"}`)} },
+			name: "put missing data",
+			cmd: func(t *testing.T) Command {
+				return Command{Type: TypePut, Schema: 1, Payload: json.RawMessage(`{"kind":"Node","name":"a"}`)}
+			},
 			wantErr: ErrInvalid,
 		},
 		{
@@ -96,10 +104,12 @@ func TestApply(t *testing.T) {
 			kind: KindSecret,
 		},
 		{
-			name:  "delete",
-			setup: func(t *testing.T) []Command { return []Command{putCmd(t, K, "a", `1`, nil), putCmd(t, K, "b", `1`, nil)} },
-			cmd:   func(t *testing.T) Command { return delCmd(t, K, "a", nil) },
-			want:  []string{`Node/b@2:2=1`},
+			name: "delete",
+			setup: func(t *testing.T) []Command {
+				return []Command{putCmd(t, K, "a", `1`, nil), putCmd(t, K, "b", `1`, nil)}
+			},
+			cmd:  func(t *testing.T) Command { return delCmd(t, K, "a", nil) },
+			want: []string{`Node/b@2:2=1`},
 		},
 		{
 			name:    "delete missing",
@@ -145,8 +155,10 @@ func TestApply(t *testing.T) {
 			want:    []string{`Node/a@1:1=1`},
 		},
 		{
-			name:    "batch op with both put and delete",
-			cmd:     func(t *testing.T) Command { return batchCmd(t, Op{Put: &Put{Kind: K, Name: "a", Data: json.RawMessage(`1`)}, Delete: &Delete{Kind: K, Name: "a"}}) },
+			name: "batch op with both put and delete",
+			cmd: func(t *testing.T) Command {
+				return batchCmd(t, Op{Put: &Put{Kind: K, Name: "a", Data: json.RawMessage(`1`)}, Delete: &Delete{Kind: K, Name: "a"}})
+			},
 			wantErr: ErrInvalid,
 		},
 		{
