@@ -80,7 +80,7 @@ func validateNetworks(v *collector, s *ClusterSpec) []namedNet {
 	}
 	for i, p := range s.Cilium.LoadBalancerIPPools {
 		path := index("spec.cilium.loadBalancerIpPools", i)
-		if n := parseCIDR(v, path, p); n != nil {
+		if n := parsePoolCIDR(v, path, p); n != nil {
 			nets = append(nets, namedNet{path, n})
 		}
 	}

@@ -74,6 +74,21 @@ func parseCIDR(v *collector, path, s string) *net.IPNet {
 	return n
 }
 
+// parsePoolCIDR parses a load-balancer pool. Cilium accepts a pool written
+// with host bits set (the reference's own example is 192.168.40.220/29) and
+// uses the whole network, so that is a warning naming the real range, not an
+// error.
+func parsePoolCIDR(v *collector, path, s string) *net.IPNet {
+	ip, n, err := net.ParseCIDR(s)
+	if err != nil || ip.To4() == nil {
+		return parseCIDR(v, path, s)
+	}
+	if !ip.Equal(n.IP) {
+		v.warnf(path, "%q has host bits set: the pool is all of %s", s, n)
+	}
+	return n
+}
+
 func overlaps(a, b *net.IPNet) bool { return a.Contains(b.IP) || b.Contains(a.IP) }
 
 func joinQuoted(ss []string) string {
