@@ -1,0 +1,229 @@
+package manifest
+
+import (
+	"reflect"
+	"slices"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
+
+	"kcore.dev/kcore/pkg/api"
+)
+
+// metadataHCL are the metadata fields an HCL resource may set; the others are
+// set by the controller.
+func metadataHCL() []string { return []string{"name", "labels"} }
+
+// ParseHCL reads every `resource "kcore_…" "NAME" { … }` block of an HCL file.
+// Attributes are the snake_case forms of the YAML field names; struct fields
+// are nested blocks and lists of structs are repeated blocks named in the
+// singular (control_plane_node, worker_node, volume). metadata.name is the
+// name attribute, or the block label when there is none.
+func ParseHCL(filename string, data []byte) ([]*Document, Diagnostics) {
+	var ds diags
+	f, hd := hclsyntax.ParseConfig(data, filename, hcl.InitialPos)
+	addHCLDiags(&ds, hd)
+	if hd.HasErrors() || f == nil {
+		return nil, ds.list
+	}
+	body, ok := f.Body.(*hclsyntax.Body)
+	if !ok {
+		return nil, ds.list
+	}
+	for _, a := range sortedAttributes(body) {
+		ds.errorf(hclPos(a.NameRange), "", "unexpected attribute %s: a manifest holds only resource blocks", quote(a.Name))
+	}
+	var docs []*Document
+	for _, b := range body.Blocks {
+		if doc := decodeResource(b, &ds); doc != nil {
+			docs = append(docs, doc)
+		}
+	}
+	return docs, ds.list
+}
+
+func decodeResource(b *hclsyntax.Block, ds *diags) *Document {
+	if b.Type != "resource" {
+		ds.errorf(hclPos(b.TypeRange), "", "%s", unknownMessage("block type", b.Type, []string{"resource"}))
+		return nil
+	}
+	if len(b.Labels) != 2 {
+		ds.errorf(hclPos(b.TypeRange), "", "a resource block has two labels, its type and its name, e.g. resource %q \"lab\"", ResourceKubernetesCluster)
+		return nil
+	}
+	kind := kindOfResource(b.Labels[0])
+	if kind == "" {
+		ds.errorf(hclPos(b.LabelRanges[0]), "", "%s", unknownMessage("resource type", b.Labels[0], hclResources()))
+		return nil
+	}
+	obj := newObject(kind)
+	doc := &Document{Kind: kind, Pos: hclPos(b.DefRange()), Format: FormatHCL, Object: obj}
+	h := &hclDecoder{doc: doc, ds: ds}
+	var meta *api.ObjectMeta
+	var spec reflect.Value
+	switch o := obj.(type) {
+	case *api.KubernetesCluster:
+		o.Kind = kind
+		meta, spec = &o.Metadata, reflect.ValueOf(&o.Spec).Elem()
+	case *api.ClusterUpdate:
+		o.Kind = kind
+		meta, spec = &o.Metadata, reflect.ValueOf(&o.Spec).Elem()
+	}
+	doc.setPos("kind", hclPos(b.LabelRanges[0]))
+	var targets []hclTarget
+	mv := reflect.ValueOf(meta).Elem()
+	for _, f := range fieldsOf(mv.Type()) {
+		if slices.Contains(metadataHCL(), f.name) {
+			targets = append(targets, hclTarget{f: f, v: mv.Field(f.index), path: join("metadata", f.name)})
+		}
+	}
+	targets = append(targets, structTargets(spec, "spec")...)
+	h.body(b.Body, targets)
+	if meta.Name == "" {
+		meta.Name = b.Labels[1]
+		doc.setPos("metadata.name", hclPos(b.LabelRanges[1]))
+	}
+	doc.Name = meta.Name
+	return doc
+}
+
+// hclTarget is a field an HCL body may set.
+type hclTarget struct {
+	f    field
+	v    reflect.Value
+	path string
+}
+
+// hclName is how the target is written: its snake_case name, in the singular
+// for a list of blocks.
+func (t hclTarget) hclName() string {
+	if t.f.typ.Kind() == reflect.Slice && isBlockType(t.f.typ) {
+		return singular(t.f.hcl)
+	}
+	return t.f.hcl
+}
+
+func structTargets(v reflect.Value, path string) []hclTarget {
+	fields := fieldsOf(v.Type())
+	out := make([]hclTarget, len(fields))
+	for i, f := range fields {
+		out[i] = hclTarget{f: f, v: v.Field(f.index), path: join(path, f.name)}
+	}
+	return out
+}
+
+type hclDecoder struct {
+	doc *Document
+	ds  *diags
+}
+
+// body fills targets from the attributes and blocks of b.
+func (h *hclDecoder) body(b *hclsyntax.Body, targets []hclTarget) {
+	var names []string
+	byName := map[string]hclTarget{}
+	for _, t := range targets {
+		names = append(names, t.hclName())
+		byName[t.hclName()] = t
+	}
+	for _, a := range sortedAttributes(b) {
+		t, ok := byName[a.Name]
+		switch {
+		case !ok:
+			h.ds.errorf(hclPos(a.NameRange), parentOf(targets), "%s", unknownMessage("attribute", a.Name, names))
+		case isBlockType(t.f.typ):
+			h.ds.errorf(hclPos(a.NameRange), t.path, "%s is a block: write %s { … }", a.Name, a.Name)
+		default:
+			h.attribute(a, t)
+		}
+	}
+	seen := map[string]Pos{}
+	for _, blk := range b.Blocks {
+		t, ok := byName[blk.Type]
+		at := hclPos(blk.TypeRange)
+		switch {
+		case !ok:
+			h.ds.errorf(at, parentOf(targets), "%s", unknownMessage("block", blk.Type, names))
+			continue
+		case !isBlockType(t.f.typ):
+			h.ds.errorf(at, t.path, "%s is an attribute: write %s = …", blk.Type, blk.Type)
+			continue
+		case len(blk.Labels) > 0:
+			h.ds.errorf(hclPos(blk.LabelRanges[0]), t.path, "block %s takes no labels", blk.Type)
+			continue
+		}
+		if t.f.typ.Kind() == reflect.Slice {
+			i := t.v.Len()
+			t.v.Set(reflect.Append(t.v, reflect.Zero(t.f.typ.Elem())))
+			p := indexPath(t.path, i)
+			h.doc.setPos(p, at)
+			h.body(blk.Body, structTargets(t.v.Index(i), p))
+			continue
+		}
+		if first, dup := seen[blk.Type]; dup {
+			h.ds.errorf(at, t.path, "duplicate block %s (first at line %d)", blk.Type, first.Line)
+			continue
+		}
+		seen[blk.Type] = at
+		h.doc.setPos(t.path, at)
+		h.body(blk.Body, structTargets(t.v, t.path))
+	}
+}
+
+func (h *hclDecoder) attribute(a *hclsyntax.Attribute, t hclTarget) {
+	h.doc.setPos(t.path, hclPos(a.NameRange))
+	if tuple, ok := a.Expr.(*hclsyntax.TupleConsExpr); ok {
+		for i, e := range tuple.Exprs {
+			h.doc.setPos(indexPath(t.path, i), hclPos(e.Range()))
+		}
+	}
+	val, d := a.Expr.Value(nil)
+	addHCLDiags(h.ds, d)
+	if d.HasErrors() {
+		return
+	}
+	if err := assignCty(val, t.v, t.path); err != nil {
+		h.ds.errorf(h.doc.PosOf(err.path), err.path, "%s", err.msg)
+	}
+}
+
+// parentOf is the field path of the body the targets belong to.
+func parentOf(targets []hclTarget) string {
+	for _, t := range targets {
+		if p := parentPath(t.path); p != "metadata" {
+			return p
+		}
+	}
+	return ""
+}
+
+func sortedAttributes(b *hclsyntax.Body) []*hclsyntax.Attribute {
+	out := make([]*hclsyntax.Attribute, 0, len(b.Attributes))
+	for _, a := range b.Attributes {
+		out = append(out, a)
+	}
+	slices.SortFunc(out, func(x, y *hclsyntax.Attribute) int { return x.NameRange.Start.Byte - y.NameRange.Start.Byte })
+	return out
+}
+
+func hclPos(r hcl.Range) Pos {
+	return Pos{File: r.Filename, Line: r.Start.Line, Column: r.Start.Column}
+}
+
+func addHCLDiags(ds *diags, hd hcl.Diagnostics) {
+	for _, d := range hd {
+		var at Pos
+		if d.Subject != nil {
+			at = hclPos(*d.Subject)
+			at.File = d.Subject.Filename
+		}
+		msg := d.Summary
+		if d.Detail != "" {
+			msg += ": " + d.Detail
+		}
+		sev := api.SeverityError
+		if d.Severity == hcl.DiagWarning {
+			sev = api.SeverityWarning
+		}
+		ds.list = append(ds.list, Diagnostic{Pos: at, Severity: sev, Message: msg})
+	}
+}
