@@ -1,0 +1,283 @@
+package pki
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"slices"
+	"sort"
+	"time"
+
+	"kcore.dev/kcore/pkg/api"
+)
+
+// Validity periods of the certificates a cluster is issued.
+const (
+	ClusterCAValidity   = 10 * 365 * 24 * time.Hour
+	ClusterLeafValidity = 365 * 24 * time.Hour
+	// RenewBefore is how long before expiry Ensure reissues a leaf certificate.
+	RenewBefore = 30 * 24 * time.Hour
+)
+
+// Well-known identities of a cluster's client certificates.
+const (
+	AdminCommonName             = "kcore-admin"
+	MastersGroup                = "system:masters"
+	NodesGroup                  = "system:nodes"
+	ControllerManagerCommonName = "system:kube-controller-manager"
+	SchedulerCommonName         = "system:kube-scheduler"
+	KubeProxyCommonName         = "system:kube-proxy"
+	APIServerKubeletCommonName  = "kube-apiserver-kubelet-client"
+	APIServerEtcdCommonName     = "kube-apiserver-etcd-client"
+	FrontProxyClientCommonName  = "front-proxy-client"
+)
+
+// ErrBadCluster is returned when a cluster's addresses or CIDRs cannot be parsed.
+var ErrBadCluster = errors.New("invalid cluster for certificates")
+
+// ClusterSecrets is every key and certificate of one Kubernetes cluster. It is
+// plain data (PEM) so the controller can store it encrypted and the renderer
+// can write it to files; Ensure keeps it in step with the cluster spec.
+type ClusterSecrets struct {
+	// CA signs the API server, kubelet and component certificates.
+	CA KeyPair `json:"ca"`
+	// EtcdCA signs etcd's server, peer and client certificates.
+	EtcdCA KeyPair `json:"etcdCa"`
+	// FrontProxyCA signs the aggregation-layer client certificate.
+	FrontProxyCA KeyPair `json:"frontProxyCa"`
+	// FrontProxyClient is the API server's aggregation-layer client certificate.
+	FrontProxyClient KeyPair `json:"frontProxyClient"`
+	// ServiceAccount signs service-account tokens (CertPEM holds the public key).
+	ServiceAccount KeyPair `json:"serviceAccount"`
+	// ControlPlanes holds each control-plane node's certificates, by node id.
+	ControlPlanes map[string]*ControlPlaneSecrets `json:"controlPlanes,omitempty"`
+	// Nodes holds every member's kubelet certificates, by node id.
+	Nodes map[string]*NodeSecrets `json:"nodes,omitempty"`
+}
+
+// ControlPlaneSecrets are the certificates of one control-plane node.
+type ControlPlaneSecrets struct {
+	// EtcdServer serves etcd clients (SANs: address, 127.0.0.1, localhost, node id).
+	EtcdServer KeyPair `json:"etcdServer"`
+	// EtcdPeer authenticates etcd members to each other.
+	EtcdPeer KeyPair `json:"etcdPeer"`
+	// APIServer is kube-apiserver's serving certificate.
+	APIServer KeyPair `json:"apiServer"`
+	// APIServerKubeletClient is kube-apiserver's client certificate towards kubelets.
+	APIServerKubeletClient KeyPair `json:"apiServerKubeletClient"`
+	// APIServerEtcdClient is kube-apiserver's client certificate towards etcd.
+	APIServerEtcdClient KeyPair `json:"apiServerEtcdClient"`
+	// ControllerManager is kube-controller-manager's client certificate.
+	ControllerManager KeyPair `json:"controllerManager"`
+	// Scheduler is kube-scheduler's client certificate.
+	Scheduler KeyPair `json:"scheduler"`
+	// Admin is the cluster-admin client certificate of /etc/kubernetes/admin.conf.
+	Admin KeyPair `json:"admin"`
+}
+
+// NodeSecrets are the certificates of one member (control plane or worker).
+type NodeSecrets struct {
+	// KubeletClient is kubelet's client certificate (system:node:<id>, system:nodes).
+	KubeletClient KeyPair `json:"kubeletClient"`
+	// KubeletServing is kubelet's serving certificate (SANs: node id, address).
+	KubeletServing KeyPair `json:"kubeletServing"`
+	// KubeProxy is kube-proxy's client certificate; only in bridge mode.
+	KubeProxy KeyPair `json:"kubeProxy,omitzero"`
+}
+
+// IssueClusterSecrets issues every CA, key and certificate of c.
+func IssueClusterSecrets(c *api.KubernetesCluster, now time.Time) (*ClusterSecrets, error) {
+	s := &ClusterSecrets{}
+	if _, err := s.Ensure(c, now); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// Ensure issues whatever c needs that s lacks, is expiring within RenewBefore,
+// was signed by a CA that is no longer s's, or no longer matches its request
+// (names, SANs: a VIP change reissues only the API server certificates). It
+// drops the certificates of nodes that left the cluster. It returns the names
+// of what it issued or removed, sorted, e.g. "controlPlanes/node-105/apiServer".
+func (s *ClusterSecrets) Ensure(c *api.KubernetesCluster, now time.Time) ([]string, error) {
+	e := &ensurer{now: now}
+	cas, err := e.cas(s)
+	if err != nil {
+		return nil, err
+	}
+	reqs, err := leafRequests(c)
+	if err != nil {
+		return nil, err
+	}
+	if s.ControlPlanes == nil {
+		s.ControlPlanes = map[string]*ControlPlaneSecrets{}
+	}
+	if s.Nodes == nil {
+		s.Nodes = map[string]*NodeSecrets{}
+	}
+	cps := map[string]bool{}
+	for _, n := range c.Spec.ControlPlaneNodes {
+		cps[n.NodeID] = true
+		if s.ControlPlanes[n.NodeID] == nil {
+			s.ControlPlanes[n.NodeID] = &ControlPlaneSecrets{}
+		}
+	}
+	members := map[string]bool{}
+	for _, n := range c.Spec.Members() {
+		members[n.NodeID] = true
+		if s.Nodes[n.NodeID] == nil {
+			s.Nodes[n.NodeID] = &NodeSecrets{}
+		}
+	}
+	for id := range s.ControlPlanes {
+		if !cps[id] {
+			delete(s.ControlPlanes, id)
+			e.changed = append(e.changed, "controlPlanes/"+id)
+		}
+	}
+	for id := range s.Nodes {
+		if !members[id] {
+			delete(s.Nodes, id)
+			e.changed = append(e.changed, "nodes/"+id)
+		}
+	}
+	for _, r := range reqs {
+		kp := r.slot(s)
+		if r.remove {
+			if len(kp.CertPEM) > 0 {
+				*kp = KeyPair{}
+				e.changed = append(e.changed, r.name)
+			}
+			continue
+		}
+		if err := e.ensureLeaf(kp, cas[r.ca], r); err != nil {
+			return nil, err
+		}
+	}
+	sort.Strings(e.changed)
+	return e.changed, nil
+}
+
+type caKind int
+
+const (
+	caCluster caKind = iota
+	caEtcd
+	caFrontProxy
+)
+
+// leafRequest is one leaf certificate a cluster needs, and where it lives.
+type leafRequest struct {
+	name   string
+	ca     caKind
+	req    CertRequest
+	slot   func(*ClusterSecrets) *KeyPair
+	remove bool
+}
+
+type ensurer struct {
+	now     time.Time
+	changed []string
+}
+
+func (e *ensurer) cas(s *ClusterSecrets) (map[caKind]*CA, error) {
+	type caSlot struct {
+		name string
+		kind caKind
+		cn   string
+		kp   *KeyPair
+	}
+	out := map[caKind]*CA{}
+	for _, c := range []caSlot{
+		{"ca", caCluster, "kubernetes", &s.CA},
+		{"etcdCa", caEtcd, "etcd-ca", &s.EtcdCA},
+		{"frontProxyCa", caFrontProxy, "front-proxy-ca", &s.FrontProxyCA},
+	} {
+		if len(c.kp.CertPEM) > 0 {
+			ca, err := LoadCA(*c.kp)
+			if err == nil && ca.Cert().NotAfter.After(e.now.Add(RenewBefore)) {
+				out[c.kind] = ca
+				continue
+			}
+		}
+		ca, err := NewCA(c.cn, e.now, ClusterCAValidity)
+		if err != nil {
+			return nil, fmt.Errorf("issue %s: %w", c.name, err)
+		}
+		*c.kp = ca.KeyPair
+		out[c.kind] = ca
+		e.changed = append(e.changed, c.name)
+	}
+	if len(s.ServiceAccount.KeyPEM) == 0 {
+		sa, err := NewServiceAccountKey()
+		if err != nil {
+			return nil, err
+		}
+		s.ServiceAccount = sa
+		e.changed = append(e.changed, "serviceAccount")
+	}
+	return out, nil
+}
+
+func (e *ensurer) ensureLeaf(kp *KeyPair, ca *CA, r leafRequest) error {
+	if leafCurrent(*kp, ca, r.req, e.now) {
+		return nil
+	}
+	issued, err := ca.Issue(r.req, e.now)
+	if err != nil {
+		return fmt.Errorf("issue %s: %w", r.name, err)
+	}
+	*kp = issued
+	e.changed = append(e.changed, r.name)
+	return nil
+}
+
+// leafCurrent reports whether kp is a certificate from ca that matches req
+// and stays valid past the renewal window.
+func leafCurrent(kp KeyPair, ca *CA, req CertRequest, now time.Time) bool {
+	if len(kp.CertPEM) == 0 || len(kp.KeyPEM) == 0 {
+		return false
+	}
+	cert, err := ParseCert(kp.CertPEM)
+	if err != nil {
+		return false
+	}
+	if cert.CheckSignatureFrom(ca.Cert()) != nil || !cert.NotAfter.After(now.Add(RenewBefore)) {
+		return false
+	}
+	if cert.Subject.CommonName != req.CommonName || !sameSet(cert.Subject.Organization, req.Organization) {
+		return false
+	}
+	if !sameSet(cert.DNSNames, req.DNSNames) {
+		return false
+	}
+	have := make([]string, 0, len(cert.IPAddresses))
+	for _, ip := range cert.IPAddresses {
+		have = append(have, ip.String())
+	}
+	want := make([]string, 0, len(req.IPs))
+	for _, ip := range req.IPs {
+		want = append(want, ip.String())
+	}
+	return sameSet(have, want)
+}
+
+func sameSet(a, b []string) bool {
+	a, b = slices.Clone(a), slices.Clone(b)
+	slices.Sort(a)
+	slices.Sort(b)
+	return slices.Equal(slices.Compact(a), slices.Compact(b))
+}
+
+// parseIPs parses addresses, wrapping ErrBadCluster on failure.
+func parseIPs(addrs ...string) ([]net.IP, error) {
+	out := make([]net.IP, 0, len(addrs))
+	for _, a := range addrs {
+		ip := net.ParseIP(a)
+		if ip == nil {
+			return nil, fmt.Errorf("parse address %q: %w", a, ErrBadCluster)
+		}
+		out = append(out, ip)
+	}
+	return out, nil
+}
