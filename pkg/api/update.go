@@ -30,7 +30,7 @@ type UpdateSpec struct {
 	AllNodes bool `json:"allNodes,omitempty" yaml:"allNodes,omitempty"`
 	// Nodes lists the target node ids when allNodes is false.
 	Nodes []string `json:"nodes,omitempty" yaml:"nodes,omitempty"`
-	// Strategy is one-at-a-time (default), batched or all-at-once.
+	// Strategy is one-at-a-time (default) or batched.
 	Strategy string `json:"strategy,omitempty" yaml:"strategy,omitempty"`
 	// MaxUnavailable is how many nodes may be down at once. Default 1.
 	MaxUnavailable int `json:"maxUnavailable,omitempty" yaml:"maxUnavailable,omitempty"`
