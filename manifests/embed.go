@@ -1,0 +1,116 @@
+// Package manifests holds the Kubernetes manifests kcore applies to its
+// clusters, embedded in the binaries: the local-path provisioner, the Cilium
+// L2 pool and announcement policy, CoreDNS and the bootstrap RBAC. Each is a
+// text/template (or plain YAML) rendered by a function here, deterministic for
+// the same input.
+package manifests
+
+import (
+	"bytes"
+	"embed"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"text/template"
+)
+
+// Images of the workloads these manifests run.
+const (
+	LocalPathProvisionerImage = "rancher/local-path-provisioner:v0.0.30"
+	CoreDNSImage              = "registry.k8s.io/coredns/coredns:v1.12.1"
+)
+
+// files is read-only: embed.FS cannot be modified.
+//
+//go:embed *.tmpl *.yaml
+var files embed.FS
+
+// NodePaths is one entry of the local-path provisioner's nodePathMap.
+type NodePaths struct {
+	Node  string   `json:"node"`
+	Paths []string `json:"paths"`
+}
+
+// Provisioner parameterises the local-path provisioner manifest.
+type Provisioner struct {
+	// Image defaults to LocalPathProvisionerImage.
+	Image string
+	// StorageClassName names the StorageClass.
+	StorageClassName string
+	// NodePaths lists, per node, the directories claims are created in.
+	NodePaths []NodePaths
+}
+
+// LocalPathProvisioner renders the provisioner's namespace, RBAC, Deployment,
+// StorageClass and ConfigMap.
+func LocalPathProvisioner(p Provisioner) (string, error) {
+	if p.Image == "" {
+		p.Image = LocalPathProvisionerImage
+	}
+	paths := p.NodePaths
+	if paths == nil {
+		paths = []NodePaths{}
+	}
+	cfg, err := json.MarshalIndent(struct {
+		NodePathMap []NodePaths `json:"nodePathMap"`
+	}{paths}, "", "  ")
+	if err != nil {
+		return "", fmt.Errorf("render local-path config: %w", err)
+	}
+	return execute("local-path-provisioner.yaml.tmpl", struct {
+		Provisioner
+		ConfigJSON string
+	}{p, string(cfg)})
+}
+
+// CiliumL2 renders the CiliumLoadBalancerIPPool and CiliumL2AnnouncementPolicy
+// named kcore.
+func CiliumL2(pools, interfaces []string) (string, error) {
+	return execute("cilium-l2.yaml.tmpl", struct{ Pools, Interfaces []string }{pools, interfaces})
+}
+
+// DNS parameterises the CoreDNS manifest.
+type DNS struct {
+	// ClusterIP is the kube-dns Service address (spec.clusterDns).
+	ClusterIP string
+	// ClusterDomain is usually cluster.local.
+	ClusterDomain string
+	// Image defaults to CoreDNSImage.
+	Image string
+	// Replicas of the Deployment.
+	Replicas int
+}
+
+// CoreDNS renders CoreDNS with its RBAC, Corefile and kube-dns Service.
+func CoreDNS(d DNS) (string, error) {
+	if d.Image == "" {
+		d.Image = CoreDNSImage
+	}
+	return execute("coredns.yaml.tmpl", d)
+}
+
+// BootstrapRBAC returns the RBAC kcore applies when a cluster comes up.
+func BootstrapRBAC() (string, error) {
+	b, err := files.ReadFile("rbac.yaml")
+	if err != nil {
+		return "", fmt.Errorf("read rbac manifest: %w", err)
+	}
+	return string(b), nil
+}
+
+func execute(name string, data any) (string, error) {
+	t, err := template.New(name).Funcs(template.FuncMap{"indent": indent}).ParseFS(files, name)
+	if err != nil {
+		return "", fmt.Errorf("parse manifest %s: %w", name, err)
+	}
+	var b bytes.Buffer
+	if err := t.Execute(&b, data); err != nil {
+		return "", fmt.Errorf("render manifest %s: %w", name, err)
+	}
+	return b.String(), nil
+}
+
+func indent(n int, s string) string {
+	pad := strings.Repeat(" ", n)
+	return pad + strings.ReplaceAll(s, "\n", "\n"+pad)
+}
