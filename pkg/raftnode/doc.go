@@ -1,0 +1,11 @@
+// Package raftnode runs one controller replica's hashicorp/raft instance:
+// the bbolt log and stable store (raft-boltdb/v2), the file snapshot store,
+// the transport, and a thin FSM that hands every committed entry to the
+// store's command processor (store.State.Apply).
+//
+// A Node stamps commands (time, id, schema) on the leader before
+// replicating them, reports the leader to callers that wrote to a follower
+// (ErrNotLeader), manages membership with a quorum-safety check on removal
+// (ErrQuorumLoss), and takes and restores user snapshots. Raft's own
+// logging is routed to the injected slog.Logger.
+package raftnode
