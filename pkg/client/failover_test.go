@@ -1,0 +1,172 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"sync/atomic"
+	"testing"
+
+	"kcore.dev/kcore/pkg/apiv1"
+)
+
+func TestFollowsLeaderOn503(t *testing.T) {
+	p := newTestPKI(t)
+	var leaderHits, followerHits atomic.Int32
+	leader := p.serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		leaderHits.Add(1)
+		if len(r.TLS.PeerCertificates) == 0 || r.TLS.PeerCertificates[0].Subject.CommonName != "admin" {
+			writeError(w, apiv1.CodeUnauthenticated, "no client certificate", nil)
+			return
+		}
+		w.Header().Set(apiv1.HeaderIndex, "7")
+		writeJSON(w, 200, apiv1.WriteResponse{Index: 7})
+	}))
+	follower := p.serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		followerHits.Add(1)
+		writeError(w, apiv1.CodeNoLeader, "cannot reach the leader", map[string]string{apiv1.DetailLeader: addrOf(leader)})
+	}))
+	// The leader is not in the configured list: the client learns it from the hint.
+	c := p.client(t, "https://"+addrOf(follower))
+	ctx := context.Background()
+	idx, err := c.Put(ctx, "KubernetesCluster", "lab", map[string]string{"a": "b"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if idx != 7 {
+		t.Fatalf("index = %d, want 7", idx)
+	}
+	if _, err := c.Put(ctx, "KubernetesCluster", "lab", map[string]string{"a": "c"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if f, l := followerHits.Load(), leaderHits.Load(); f != 1 || l != 2 {
+		t.Fatalf("follower hits %d, leader hits %d; want 1 and 2 (the leader is remembered)", f, l)
+	}
+}
+
+func TestTriesNextAddressWhenRefused(t *testing.T) {
+	p := newTestPKI(t)
+	up := p.serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet {
+			writeJSON(w, 200, apiv1.Health{Role: apiv1.StateLeader, ID: "controller-1", Peers: []apiv1.Member{}})
+			return
+		}
+		writeJSON(w, 200, apiv1.WriteResponse{Index: 9})
+	}))
+	for _, tc := range []struct {
+		name string
+		call func(*Client) error
+	}{
+		{"read", func(c *Client) error {
+			h, err := c.Health(context.Background())
+			if err == nil && h.ID != "controller-1" {
+				t.Errorf("health = %+v", h)
+			}
+			return err
+		}},
+		{"write", func(c *Client) error {
+			idx, err := c.Put(context.Background(), "KubernetesCluster", "lab", []byte(`{}`), nil)
+			if err == nil && idx != 9 {
+				t.Errorf("index = %d", idx)
+			}
+			return err
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if err := tc.call(p.client(t, closedAddr(t), addrOf(up))); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
+func TestAllUnreachable(t *testing.T) {
+	p := newTestPKI(t)
+	c := p.client(t, closedAddr(t), closedAddr(t))
+	_, err := c.Health(context.Background())
+	if !errors.Is(err, ErrUnreachable) {
+		t.Fatalf("err = %v, want ErrUnreachable", err)
+	}
+}
+
+func TestWaitsOutAnElection(t *testing.T) {
+	p := newTestPKI(t)
+	var calls atomic.Int32
+	srv := p.serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if calls.Add(1) <= 3 {
+			writeError(w, apiv1.CodeNoLeader, "no leader elected yet", nil)
+			return
+		}
+		writeJSON(w, 200, []apiv1.Member{{ID: "controller-0", Suffrage: "Voter", Leader: true}})
+	}))
+	c := p.client(t, addrOf(srv))
+	ms, err := c.Members(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ms) != 1 || !ms[0].Leader {
+		t.Fatalf("members = %+v", ms)
+	}
+}
+
+func TestNoLeaderGivesUp(t *testing.T) {
+	p := newTestPKI(t)
+	srv := p.serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, apiv1.CodeNoLeader, "no leader elected yet", nil)
+	}))
+	c, err := New(Config{Addresses: []string{addrOf(srv)}, CA: p.ca.CertPEM, Cert: p.admin.CertPEM, Key: p.admin.KeyPEM, ElectionWait: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.Members(context.Background())
+	var apiErr *APIError
+	if !errors.Is(err, ErrNoLeader) || !errors.As(err, &apiErr) || apiErr.Status != 503 {
+		t.Fatalf("err = %v, want a 503 ErrNoLeader", err)
+	}
+}
+
+// A write whose connection breaks after it was sent may have been applied:
+// it is not sent to another controller. A read is.
+func TestBrokenConnectionRetriesOnlyReads(t *testing.T) {
+	p := newTestPKI(t)
+	breaker := p.serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		conn, _, err := http.NewResponseController(w).Hijack()
+		if err == nil {
+			_ = conn.Close()
+		}
+	}))
+	var goodHits atomic.Int32
+	good := p.serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		goodHits.Add(1)
+		if r.Method == http.MethodGet {
+			writeJSON(w, 200, apiv1.Object{Kind: "KubernetesCluster", Name: "lab", ModifyIndex: 3})
+			return
+		}
+		writeJSON(w, 200, apiv1.WriteResponse{Index: 4})
+	}))
+	c := p.client(t, addrOf(breaker), addrOf(good))
+	if _, err := c.Put(context.Background(), "KubernetesCluster", "lab", []byte(`{}`), nil); err == nil {
+		t.Fatal("write over a broken connection succeeded")
+	}
+	if n := goodHits.Load(); n != 0 {
+		t.Fatalf("write was resent to another controller (%d hits)", n)
+	}
+	obj, err := c.Get(context.Background(), "KubernetesCluster", "lab")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if obj.ModifyIndex != 3 || goodHits.Load() != 1 {
+		t.Fatalf("read: %+v, %d hits", obj, goodHits.Load())
+	}
+}
+
+func TestRefusesServerFromAnotherCA(t *testing.T) {
+	p, other := newTestPKI(t), newTestPKI(t)
+	srv := other.serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, 200, apiv1.Health{})
+	}))
+	c := p.client(t, addrOf(srv))
+	if _, err := c.Health(context.Background()); err == nil {
+		t.Fatal("client trusted a controller from another CA")
+	}
+}
