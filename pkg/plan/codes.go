@@ -1,0 +1,97 @@
+package plan
+
+// Cluster actions.
+const (
+	ActionCreate  = "create"
+	ActionUpdate  = "update"
+	ActionReplace = "replace"
+	ActionDelete  = "delete"
+	ActionNoOp    = "no-op"
+)
+
+// Components a step acts on. A volume's component is ComponentVolumePrefix + its name.
+const (
+	ComponentEtcd              = "etcd"
+	ComponentAPIServer         = "kube-apiserver"
+	ComponentControllerManager = "kube-controller-manager"
+	ComponentScheduler         = "kube-scheduler"
+	ComponentKubelet           = "kubelet"
+	ComponentKeepalived        = "keepalived"
+	ComponentCilium            = "cilium"
+	ComponentProvisioner       = "provisioner"
+	ComponentVolumePrefix      = "volume:"
+	ComponentCertificates      = "certificates"
+	ComponentFirewall          = "firewall"
+	ComponentMembership        = "membership"
+)
+
+// Disruption classes, from least to most disruptive.
+const (
+	DisruptionNone           = "none"
+	DisruptionRestartUnit    = "restart-unit"
+	DisruptionCertReissue    = "cert-reissue"
+	DisruptionVolumeGrow     = "volume-grow"
+	DisruptionVIPMove        = "vip-move"
+	DisruptionDrain          = "drain"
+	DisruptionEtcdMembership = "etcd-membership"
+)
+
+// Step actions.
+const (
+	StepCreate       = "create"
+	StepStart        = "start"
+	StepRestart      = "restart"
+	StepStop         = "stop"
+	StepRemove       = "remove"
+	StepKeep         = "keep"
+	StepIssue        = "issue"
+	StepReissue      = "reissue"
+	StepApply        = "apply"
+	StepInstall      = "install"
+	StepReinstall    = "reinstall"
+	StepGrow         = "grow"
+	StepRemount      = "remount"
+	StepTaint        = "taint"
+	StepUntaint      = "untaint"
+	StepDrain        = "drain"
+	StepAddMember    = "add-member"
+	StepRemoveMember = "remove-member"
+	StepRecord       = "record"
+)
+
+// Blocking issue codes. docs/plan.md explains each with its fix.
+const (
+	CodeInvalidManifest           = "invalid-manifest"
+	CodeControlPlaneNotRegistered = "control-plane-not-registered"
+	CodeControlPlaneNotReady      = "control-plane-not-ready"
+	CodeVolumeShrink              = "volume-shrink"
+	CodeVolumeImmutable           = "volume-immutable"
+	CodeStorageClassMismatch      = "storage-class-mismatch"
+	CodeVolumeGroupMissing        = "volume-group-missing"
+	CodeStorageInsufficient       = "storage-insufficient"
+	CodeImmutableField            = "immutable-field"
+	CodeCiliumAlreadyRunning      = "cilium-already-running"
+	CodeAddressInUse              = "address-in-use"
+	CodeInterfaceMissing          = "interface-missing"
+	CodeAddressNotOnNode          = "address-not-on-node"
+	CodeMembershipChange          = "membership-change"
+	CodeQuorumLoss                = "quorum-loss"
+	CodeClusterBusy               = "cluster-busy"
+	CodeClusterNotFound           = "cluster-not-found"
+	CodeNotAMember                = "not-a-member"
+	CodeConflictingRequest        = "conflicting-request"
+)
+
+// Warning codes.
+const (
+	CodeWorkerNotRegistered   = "worker-not-registered"
+	CodeWorkerNotReady        = "worker-not-ready"
+	CodeEvenControlPlanes     = "even-control-planes"
+	CodeFailureDomainShared   = "failure-domain-shared"
+	CodeSlowFsync             = "slow-fsync"
+	CodeInitialClusterIgnored = "initial-cluster-ignored"
+	CodeManifestWarning       = "manifest-warning"
+)
+
+// SlowFsyncMillis is etcd's guidance for the 99th percentile of WAL fsync latency.
+const SlowFsyncMillis = 10

@@ -1,0 +1,12 @@
+// Package plan computes what applying manifests would do: desired clusters ×
+// stored clusters × registered nodes' facts → a Plan of typed actions per
+// cluster, the field diff that causes each, ordered steps per node and
+// component with their disruption and the projected etcd quorum, blocking
+// issues and warnings.
+//
+// The package is pure: no I/O, no clock, no randomness. The same Input always
+// yields the same Plan and the same Hash, so the controller can recompute a
+// plan a client submits and refuse it when anything changed. WriteText prints
+// a plan for people; the Plan type marshals to the versioned JSON format that
+// docs/plan.md documents, and Read loads it back.
+package plan
