@@ -86,7 +86,9 @@ func (c Config) raftConfig(logger *slog.Logger) *raft.Config {
 	if c.FastTimeouts {
 		rc.HeartbeatTimeout = 150 * time.Millisecond
 		rc.ElectionTimeout = 150 * time.Millisecond
-		rc.LeaderLeaseTimeout = 75 * time.Millisecond
+		// The lease equals the heartbeat so a leader on a loaded test
+		// machine does not step down over one slow scheduling round.
+		rc.LeaderLeaseTimeout = 150 * time.Millisecond
 		rc.CommitTimeout = 5 * time.Millisecond
 	}
 	return rc

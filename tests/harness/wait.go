@@ -135,6 +135,19 @@ func (c *Cluster) Apply(ctx context.Context, cmd store.Command) (store.Result, e
 	}
 }
 
+// ApplyRetry is Apply that also retries when the outcome was unknown
+// (raftnode.ErrLeadershipLost, raftnode.ErrShutdown). Use it only for
+// commands whose repetition is harmless: unconditional puts of the same
+// data, or creates guarded by CAS whose conflict the caller interprets.
+func (c *Cluster) ApplyRetry(ctx context.Context, cmd store.Command) (store.Result, error) {
+	for {
+		res, err := c.Apply(ctx, cmd)
+		if !errors.Is(err, raftnode.ErrLeadershipLost) && !errors.Is(err, raftnode.ErrShutdown) {
+			return res, err
+		}
+	}
+}
+
 // Describe summarises the replicas' roles and indexes, for failure
 // messages.
 func (c *Cluster) Describe() string {
