@@ -1,0 +1,179 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"kcore.dev/kcore/pkg/api"
+	"kcore.dev/kcore/pkg/execrun"
+)
+
+// Systemd runs units as systemd services: it writes
+// <Root>/etc/systemd/system/<unit>.service and drives systemctl through the
+// runner. The units it manages are the unit files carrying HashMarker.
+type Systemd struct {
+	// Root is the host root the unit directory is under.
+	Root string
+	// BinDir makes bare argv[0]s absolute.
+	BinDir string
+	// Runner runs systemctl.
+	Runner execrun.Runner
+	// Log receives events.
+	Log *slog.Logger
+}
+
+func (s *Systemd) unitDir() string { return filepath.Join(s.Root, "etc/systemd/system") }
+
+func (s *Systemd) unitPath(name string) string {
+	return filepath.Join(s.unitDir(), name+".service")
+}
+
+func (s *Systemd) log() *slog.Logger {
+	if s.Log == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return s.Log
+}
+
+func (s *Systemd) systemctl(ctx context.Context, args ...string) (execrun.Result, error) {
+	return s.Runner.Run(ctx, append([]string{"systemctl"}, args...), execrun.WithTimeout(2*time.Minute))
+}
+
+// Ensure implements Runtime: it writes the unit file when it differs, then
+// daemon-reload and either enable --now (new unit) or restart (changed hash).
+func (s *Systemd) Ensure(ctx context.Context, u api.Unit) (bool, error) {
+	if err := validate(u); err != nil {
+		return false, fmt.Errorf("ensure unit %q: %w", u.Name, err)
+	}
+	want := SystemdUnitFile(u, s.BinDir)
+	path := s.unitPath(u.Name)
+	old, err := os.ReadFile(path)
+	exists := err == nil
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return false, fmt.Errorf("ensure unit %s: %w", u.Name, err)
+	}
+	if exists && string(old) == want {
+		return false, nil
+	}
+	if err := WriteFileAtomic(path, []byte(want), 0o644); err != nil {
+		return false, fmt.Errorf("ensure unit %s: %w", u.Name, err)
+	}
+	svc := u.Name + ".service"
+	steps := [][]string{{"daemon-reload"}}
+	switch {
+	case !exists:
+		steps = append(steps, []string{"enable", "--now", svc})
+	case unitHash(string(old)) != u.InputHash:
+		steps = append(steps, []string{"enable", svc}, []string{"restart", svc})
+	}
+	for _, args := range steps {
+		if _, err := s.systemctl(ctx, args...); err != nil {
+			return true, fmt.Errorf("ensure unit %s: %w", u.Name, err)
+		}
+	}
+	s.log().Info("ensured unit", "unit", u.Name, "inputHash", u.InputHash, "new", !exists)
+	return exists && unitHash(string(old)) != u.InputHash || !exists, nil
+}
+
+// Stop implements Runtime: stop, disable, remove the unit file, daemon-reload.
+func (s *Systemd) Stop(ctx context.Context, name string) error {
+	path := s.unitPath(name)
+	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	svc := name + ".service"
+	for _, args := range [][]string{{"stop", svc}, {"disable", svc}} {
+		if _, err := s.systemctl(ctx, args...); err != nil {
+			return fmt.Errorf("stop unit %s: %w", name, err)
+		}
+	}
+	if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("stop unit %s: %w", name, err)
+	}
+	if _, err := s.systemctl(ctx, "daemon-reload"); err != nil {
+		return fmt.Errorf("stop unit %s: %w", name, err)
+	}
+	return nil
+}
+
+// Status implements Runtime with systemctl show.
+func (s *Systemd) Status(ctx context.Context, name string) (UnitStatus, error) {
+	content, err := os.ReadFile(s.unitPath(name))
+	if err != nil {
+		return UnitStatus{}, fmt.Errorf("status of %s: %w", name, ErrUnknownUnit)
+	}
+	return systemctlShow(ctx, s.Runner, name, unitHash(string(content)), strings.Contains(string(content), "Type=oneshot"))
+}
+
+// systemctlShow asks systemd for a unit's state.
+func systemctlShow(ctx context.Context, r execrun.Runner, name, hash string, oneshot bool) (UnitStatus, error) {
+	res, err := r.Run(ctx, []string{"systemctl", "show", "--property=ActiveState,SubState,MainPID,NRestarts,ExecMainStatus", name + ".service"},
+		execrun.WithTimeout(30*time.Second))
+	if err != nil {
+		return UnitStatus{}, fmt.Errorf("status of %s: %w", name, err)
+	}
+	return parseSystemctlShow(name, hash, oneshot, string(res.Stdout)), nil
+}
+
+// parseSystemctlShow maps systemctl show's key=value lines to a UnitStatus.
+func parseSystemctlShow(name, hash string, oneshot bool, out string) UnitStatus {
+	kv := map[string]string{}
+	for _, line := range strings.Split(out, "\n") {
+		if k, v, ok := strings.Cut(strings.TrimSpace(line), "="); ok {
+			kv[k] = v
+		}
+	}
+	st := UnitStatus{Name: name, InputHash: hash, Oneshot: oneshot}
+	st.PID, _ = strconv.Atoi(kv["MainPID"])
+	st.Restarts, _ = strconv.Atoi(kv["NRestarts"])
+	st.ExitCode, _ = strconv.Atoi(kv["ExecMainStatus"])
+	switch kv["ActiveState"] {
+	case "active", "reloading":
+		st.State = StateRunning
+		if oneshot || kv["SubState"] == "exited" {
+			st.State = StateExited
+		}
+	case "activating", "deactivating":
+		st.State = StateStarting
+	case "failed":
+		st.State = StateFailed
+	default:
+		st.State = StateStopped
+		if st.ExitCode != 0 {
+			st.State = StateFailed
+		}
+	}
+	return st
+}
+
+// List implements Runtime: every unit file carrying HashMarker.
+func (s *Systemd) List(context.Context) ([]string, error) {
+	entries, err := os.ReadDir(s.unitDir())
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("list units: %w", err)
+	}
+	var names []string
+	for _, e := range entries {
+		name, ok := strings.CutSuffix(e.Name(), ".service")
+		if !ok || e.IsDir() {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join(s.unitDir(), e.Name()))
+		if err == nil && strings.Contains(string(data), HashMarker) {
+			names = append(names, name)
+		}
+	}
+	sort.Strings(names)
+	return names, nil
+}
