@@ -1,0 +1,30 @@
+package render
+
+import (
+	"fmt"
+
+	"kcore.dev/kcore/manifests"
+	"kcore.dev/kcore/pkg/api"
+)
+
+// addons renders, on the bootstrap control plane, the bootstrap RBAC and
+// CoreDNS (serving clusterDns) and the task that applies them.
+func (r *renderer) addons(b *builder) error {
+	rbac, err := manifests.BootstrapRBAC()
+	if err != nil {
+		return fmt.Errorf("render addons: %w", err)
+	}
+	replicas := 2
+	if len(r.c.Spec.Members()) < 2 {
+		replicas = 1
+	}
+	dns, err := manifests.CoreDNS(manifests.DNS{ClusterIP: r.c.Spec.ClusterDNS, ClusterDomain: r.opts.ClusterDomain, Replicas: replicas})
+	if err != nil {
+		return fmt.Errorf("render addons: %w", err)
+	}
+	b.file(RBACPath, modeConfig, rbac, false)
+	b.file(CoreDNSPath, modeConfig, dns, false)
+	b.task(api.Task{Name: TaskAddons, Argv: kubectlApply(RBACPath, CoreDNSPath), After: []string{UnitAPIServer}},
+		RBACPath, CoreDNSPath, AdminKubeconfigPath)
+	return nil
+}

@@ -1,0 +1,108 @@
+package render
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+
+	"kcore.dev/kcore/manifests"
+	"kcore.dev/kcore/pkg/api"
+	"kcore.dev/kcore/pkg/pki"
+)
+
+// kubectlApply is the argv that applies manifests with the admin kubeconfig.
+func kubectlApply(paths ...string) []string {
+	argv := []string{"kubectl", "--kubeconfig=" + AdminKubeconfigPath, "apply"}
+	for _, p := range paths {
+		argv = append(argv, "-f", p)
+	}
+	return argv
+}
+
+// ifaces is every member's interface, unique and sorted.
+func (r *renderer) ifaces() []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, n := range r.c.Spec.Members() {
+		iface := n.Iface
+		if iface == "" {
+			iface = api.DefaultIface
+		}
+		if !seen[iface] {
+			seen[iface] = true
+			out = append(out, iface)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// CiliumInstallArgs is the `cilium install` argv for a cluster, with the
+// reference's --set flags derived from its spec.
+func CiliumInstallArgs(c *api.KubernetesCluster) ([]string, error) {
+	r, err := newRenderer(c, &pki.ClusterSecrets{}, nil, Options{})
+	if err != nil {
+		return nil, err
+	}
+	return r.ciliumArgs(), nil
+}
+
+func (r *renderer) ciliumArgs() []string {
+	cs := r.c.Spec.Cilium
+	set := []string{"ipam.mode=kubernetes", "kubeProxyReplacement=true", "bpf.masquerade=true"}
+	if cs.Mode == "tunnel" {
+		proto := cs.Tunnel
+		if proto == "" || proto == api.DefaultCiliumTunnel {
+			proto = "vxlan"
+		}
+		set = append(set, "routingMode=tunnel", "tunnelProtocol="+proto)
+	} else {
+		adr := cs.AutoDirectNodeRoutes == nil || *cs.AutoDirectNodeRoutes
+		set = append(set, "routingMode=native", "autoDirectNodeRoutes="+strconv.FormatBool(adr),
+			"ipv4NativeRoutingCIDR="+r.c.Spec.ClusterCIDR)
+	}
+	mtu := cs.MTU
+	if mtu == 0 {
+		mtu = api.DefaultCiliumMTU
+	}
+	set = append(set, "mtu="+strconv.Itoa(mtu))
+	if len(cs.LoadBalancerIPPools) > 0 {
+		set = append(set, "l2announcements.enabled=true")
+	}
+	set = append(set, "k8sServiceHost="+r.apiHost, "k8sServicePort="+strconv.Itoa(r.apiPort))
+	for i, iface := range r.ifaces() {
+		set = append(set, fmt.Sprintf("devices[%d]=%s", i, iface))
+	}
+	argv := []string{"cilium", "install", "--namespace", "kube-system"}
+	for _, s := range set {
+		argv = append(argv, "--set", s)
+	}
+	return argv
+}
+
+// ciliumInstall renders, on the bootstrap control plane only, the oneshot
+// that installs Cilium (cilium install is not idempotent, so it runs once per
+// input change on one node, not on every control plane) and, when pools are
+// set, the L2 pool and policy and the task that applies them.
+func (r *renderer) ciliumInstall(b *builder) error {
+	b.unit(api.Unit{
+		Name:    UnitCilium,
+		Argv:    r.ciliumArgs(),
+		Env:     map[string]string{"KUBECONFIG": AdminKubeconfigPath},
+		After:   []string{UnitAPIServer},
+		Restart: api.RestartOnFailure,
+		Oneshot: true,
+	}, []string{AdminKubeconfigPath})
+	pools := r.c.Spec.Cilium.LoadBalancerIPPools
+	if len(pools) == 0 {
+		return nil
+	}
+	l2, err := manifests.CiliumL2(pools, r.ifaces())
+	if err != nil {
+		return fmt.Errorf("render cilium l2: %w", err)
+	}
+	b.file(CiliumL2Path, modeConfig, l2, false)
+	b.task(api.Task{Name: TaskCiliumL2, Argv: kubectlApply(CiliumL2Path), After: []string{UnitCilium}},
+		CiliumL2Path, AdminKubeconfigPath)
+	return nil
+}

@@ -1,0 +1,150 @@
+package render
+
+import (
+	"fmt"
+	"net"
+	"path"
+	"strings"
+
+	"kcore.dev/kcore/pkg/api"
+)
+
+// keepalived constants from the reference.
+const (
+	VRRPInstance      = "kcore_api"
+	VRRPScript        = "kcore_api_health"
+	VirtualRouterID   = 40
+	DefaultPriority   = 100
+	vrrpFirewallTable = "kcore_vrrp"
+)
+
+// Priority is the keepalived priority of a control plane: the last octet of
+// its advertise address, or 100 when that octet is 0 or 255 (or the address
+// is not IPv4).
+func Priority(advertiseAddress string) int {
+	ip := net.ParseIP(advertiseAddress).To4()
+	if ip == nil || ip[3] == 0 || ip[3] == 255 {
+		return DefaultPriority
+	}
+	return int(ip[3])
+}
+
+// healthCommand is the script line keepalived runs to check the local API.
+// curl is used rather than a kcore subcommand: keepalived executes the line
+// itself (no shell), curl is on every host that runs Kubernetes, and -k is
+// safe here because only 127.0.0.1 is contacted.
+func (r *renderer) healthCommand() string {
+	if r.opts.HealthCheckCommand != "" {
+		return r.opts.HealthCheckCommand
+	}
+	return fmt.Sprintf("/usr/bin/curl -sfk --max-time 1 -o /dev/null %s/readyz", r.localAPIURL())
+}
+
+// keepalived renders the VRRP instance that holds the API VIP and its unit.
+func (r *renderer) keepalived(b *builder, m api.ClusterNode) error {
+	conf, err := r.keepalivedConfig(m)
+	if err != nil {
+		return err
+	}
+	b.file(KeepalivedConfigPath, modeConfig, conf, false)
+	b.unit(api.Unit{
+		Name: UnitKeepalived,
+		Argv: []string{
+			"keepalived",
+			"--dont-fork",
+			"--log-console",
+			"--vrrp",
+			"--use-file=" + KeepalivedConfigPath,
+			"--pid=" + path.Join(r.opts.RunDir, "keepalived.pid"),
+			"--vrrp_pid=" + path.Join(r.opts.RunDir, "keepalived-vrrp.pid"),
+		},
+		Restart: api.RestartAlways,
+	}, []string{KeepalivedConfigPath})
+	return nil
+}
+
+// keepalivedConfig is keepalived.conf for control plane m: instance kcore_api,
+// BACKUP with nopreempt, router id 40, advert 1 s, unicast to the other
+// control planes, the VIP as /24 on vipInterface, and (unless turned off) a
+// track script that moves the VIP away from a node whose API is not ready.
+func (r *renderer) keepalivedConfig(m api.ClusterNode) (string, error) {
+	ha := r.c.Spec.HighAvailability
+	if net.ParseIP(ha.VIPAddress).To4() == nil || ha.VIPInterface == "" {
+		return "", fmt.Errorf("render keepalived: vip %q on %q: %w", ha.VIPAddress, ha.VIPInterface, ErrInvalid)
+	}
+	var w strings.Builder
+	p := func(format string, a ...any) { fmt.Fprintf(&w, format+"\n", a...) }
+	p("# keepalived for the API VIP of cluster %s on %s, rendered by kcore.", r.c.Metadata.Name, m.NodeID)
+	p("global_defs {")
+	p("    router_id %s", m.NodeID)
+	p("    script_user root")
+	p("    enable_script_security")
+	p("}")
+	p("")
+	check := ha.HealthCheckEnabled()
+	if check {
+		p("vrrp_script %s {", VRRPScript)
+		p("    script \"%s\"", r.healthCommand())
+		p("    interval 1")
+		p("    timeout 2")
+		p("    rise 2")
+		p("    fall 2")
+		p("    weight 0")
+		p("}")
+		p("")
+	}
+	p("vrrp_instance %s {", VRRPInstance)
+	p("    state BACKUP")
+	p("    nopreempt")
+	p("    interface %s", ha.VIPInterface)
+	p("    virtual_router_id %d", VirtualRouterID)
+	p("    priority %d", Priority(m.AdvertiseAddress))
+	p("    advert_int 1")
+	p("    unicast_src_ip %s", m.AdvertiseAddress)
+	p("    unicast_peer {")
+	for _, n := range r.c.Spec.ControlPlaneNodes {
+		if n.NodeID != m.NodeID {
+			p("        %s", n.AdvertiseAddress)
+		}
+	}
+	p("    }")
+	p("    virtual_ipaddress {")
+	p("        %s/24 dev %s", ha.VIPAddress, ha.VIPInterface)
+	p("    }")
+	if check {
+		p("    track_script {")
+		p("        %s", VRRPScript)
+		p("    }")
+	}
+	p("}")
+	return w.String(), nil
+}
+
+// firewall renders the nftables rules that accept VRRP (IP protocol 112) and
+// exempt it from connection tracking, so masquerade never rewrites the
+// advertisements, and the task that loads them. The file first creates, then
+// deletes and recreates its own table, so loading it again is idempotent.
+func (r *renderer) firewall(b *builder) error {
+	rules := fmt.Sprintf(`# VRRP for the kcore API VIP, rendered by kcore: accept IP protocol 112 and
+# mark it NOTRACK. Loading this file again replaces the table.
+table inet %[1]s
+delete table inet %[1]s
+table inet %[1]s {
+	chain raw_prerouting {
+		type filter hook prerouting priority raw; policy accept;
+		ip protocol vrrp notrack
+	}
+	chain raw_output {
+		type filter hook output priority raw; policy accept;
+		ip protocol vrrp notrack
+	}
+	chain input {
+		type filter hook input priority filter - 1; policy accept;
+		ip protocol vrrp accept
+	}
+}
+`, vrrpFirewallTable)
+	b.file(VRRPFirewallPath, modeConfig, rules, false)
+	b.task(api.Task{Name: TaskFirewallVRRP, Argv: []string{"nft", "-f", VRRPFirewallPath}}, VRRPFirewallPath)
+	return nil
+}

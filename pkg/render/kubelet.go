@@ -1,0 +1,77 @@
+package render
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"kcore.dev/kcore/pkg/api"
+)
+
+// kubelet renders every member's kubelet: its KubeletConfiguration and unit.
+// Control planes are tainted NoSchedule unless scheduleOnControlPlane.
+func (r *renderer) kubelet(b *builder, m api.ClusterNode, controlPlane bool) error {
+	b.file(KubeletConfigPath, modeConfig, r.kubeletConfig(), false)
+	argv := []string{
+		"kubelet",
+		"--config=" + KubeletConfigPath,
+		"--kubeconfig=" + KubeletKubeconfigPath,
+		"--hostname-override=" + m.NodeID,
+		"--node-ip=" + m.AdvertiseAddress,
+	}
+	if controlPlane && !r.c.Spec.ScheduleOnControlPlane {
+		argv = append(argv, "--register-with-taints=node-role.kubernetes.io/control-plane:NoSchedule")
+	}
+	reads := []string{KubeletConfigPath, KubeletKubeconfigPath, pkiPath("ca.crt"), pkiPath("kubelet.crt"), pkiPath("kubelet.key")}
+	if r.bridge {
+		reads = append(reads, BridgeCNIPath)
+	}
+	b.unit(api.Unit{
+		Name:      UnitKubelet,
+		Argv:      argv,
+		Restart:   api.RestartAlways,
+		HealthURL: fmt.Sprintf("http://127.0.0.1:%d/healthz", KubeletHealthzPort),
+	}, reads, r.k8sExtra())
+	return nil
+}
+
+// kubeletConfig is the KubeletConfiguration YAML, identical on every member.
+func (r *renderer) kubeletConfig() string {
+	var w strings.Builder
+	line := func(s string) { w.WriteString(s + "\n") }
+	line("# KubeletConfiguration rendered by kcore for cluster " + r.c.Metadata.Name + ".")
+	if r.opts.Profile == ProfileLab {
+		line("# Profile lab: tolerates cgroup v1, swap and hosts that cannot create QoS cgroups.")
+	}
+	line("apiVersion: kubelet.config.k8s.io/v1beta1")
+	line("kind: KubeletConfiguration")
+	line("authentication:")
+	line("  anonymous:")
+	line("    enabled: false")
+	line("  webhook:")
+	line("    enabled: true")
+	line("  x509:")
+	line("    clientCAFile: " + pkiPath("ca.crt"))
+	line("authorization:")
+	line("  mode: Webhook")
+	line("cgroupDriver: " + r.opts.CgroupDriver)
+	line("clusterDNS:")
+	line("  - " + r.c.Spec.ClusterDNS)
+	line("clusterDomain: " + r.opts.ClusterDomain)
+	line("containerRuntimeEndpoint: " + r.opts.ContainerRuntimeEndpoint)
+	line("healthzBindAddress: 127.0.0.1")
+	line("healthzPort: " + strconv.Itoa(KubeletHealthzPort))
+	line("maxPods: " + strconv.Itoa(r.opts.MaxPods))
+	line("readOnlyPort: 0")
+	line("rotateCertificates: false")
+	line("serverTLSBootstrap: false")
+	line("tlsCertFile: " + pkiPath("kubelet.crt"))
+	line("tlsPrivateKeyFile: " + pkiPath("kubelet.key"))
+	if r.opts.Profile == ProfileLab {
+		line("failCgroupV1: false")
+		line("failSwapOn: false")
+		line("cgroupsPerQOS: false")
+		line("enforceNodeAllocatable: []")
+	}
+	return w.String()
+}

@@ -1,0 +1,79 @@
+package render
+
+import "fmt"
+
+// Profile selects kubelet settings for a kind of machine.
+type Profile string
+
+// Profiles. The default suits production hosts; ProfileLab relaxes kubelet
+// for nested labs and containers: failCgroupV1 false (cgroup v1 hosts keep
+// working), cgroupsPerQOS false and enforceNodeAllocatable [] (no QoS cgroup
+// hierarchy, which unprivileged or nested hosts cannot create), failSwapOn
+// false. It is never the default.
+const (
+	ProfileDefault Profile = ""
+	ProfileLab     Profile = "lab"
+)
+
+// Defaults of Options.
+const (
+	DefaultEtcdDataDir              = "/var/lib/etcd"
+	DefaultCgroupDriver             = "systemd"
+	DefaultContainerRuntimeEndpoint = "unix:///run/containerd/containerd.sock"
+	DefaultMaxPods                  = 110
+	DefaultClusterDomain            = "cluster.local"
+	DefaultRunDir                   = "/run/kcore"
+)
+
+// Options are the node-independent settings of a render. The zero value is
+// the production default.
+type Options struct {
+	// Profile is ProfileDefault or ProfileLab.
+	Profile Profile
+	// KubernetesVersion of the binaries on the nodes; it is part of every
+	// Kubernetes unit's input hash, so a version change restarts them.
+	KubernetesVersion string
+	// EtcdDataDir defaults to /var/lib/etcd.
+	EtcdDataDir string
+	// CgroupDriver of kubelet, systemd (default) or cgroupfs.
+	CgroupDriver string
+	// ContainerRuntimeEndpoint defaults to containerd's socket.
+	ContainerRuntimeEndpoint string
+	// MaxPods per kubelet, default 110.
+	MaxPods int
+	// ClusterDomain defaults to cluster.local.
+	ClusterDomain string
+	// RunDir holds pid files (keepalived), default /run/kcore.
+	RunDir string
+	// HealthCheckCommand replaces keepalived's API health script line. Empty
+	// renders `/usr/bin/curl -sfk --max-time 1 -o /dev/null
+	// https://127.0.0.1:<port>/readyz`. Tests point it at a script they control.
+	HealthCheckCommand string
+}
+
+func (o Options) withDefaults() (Options, error) {
+	switch o.Profile {
+	case ProfileDefault, ProfileLab:
+	default:
+		return o, fmt.Errorf("render options: profile %q: %w", o.Profile, ErrInvalid)
+	}
+	if o.EtcdDataDir == "" {
+		o.EtcdDataDir = DefaultEtcdDataDir
+	}
+	if o.CgroupDriver == "" {
+		o.CgroupDriver = DefaultCgroupDriver
+	}
+	if o.ContainerRuntimeEndpoint == "" {
+		o.ContainerRuntimeEndpoint = DefaultContainerRuntimeEndpoint
+	}
+	if o.MaxPods == 0 {
+		o.MaxPods = DefaultMaxPods
+	}
+	if o.ClusterDomain == "" {
+		o.ClusterDomain = DefaultClusterDomain
+	}
+	if o.RunDir == "" {
+		o.RunDir = DefaultRunDir
+	}
+	return o, nil
+}

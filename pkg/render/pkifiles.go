@@ -1,0 +1,75 @@
+package render
+
+import (
+	"fmt"
+
+	"kcore.dev/kcore/pkg/api"
+	"kcore.dev/kcore/pkg/pki"
+)
+
+// File modes.
+const (
+	modeKey    = 0o600
+	modeCert   = 0o644
+	modeConfig = 0o644
+)
+
+// keyPair writes name.crt (0644) and name.key (0600) under the PKI directory.
+func (b *builder) keyPair(name string, kp pki.KeyPair) {
+	b.file(pkiPath(name+".crt"), modeCert, string(kp.CertPEM), false)
+	b.file(pkiPath(name+".key"), modeKey, string(kp.KeyPEM), true)
+}
+
+func pkiPath(name string) string { return PKIDir + "/" + name }
+
+// nodePKI writes what every member holds: the cluster CA certificate, its
+// kubelet serving pair and kubelet kubeconfig (server = the API endpoint).
+func (r *renderer) nodePKI(b *builder, m api.ClusterNode) error {
+	ns := r.s.Nodes[m.NodeID]
+	if ns == nil || len(ns.KubeletClient.CertPEM) == 0 || len(ns.KubeletServing.CertPEM) == 0 {
+		return fmt.Errorf("render kubelet pki: node %s: %w", m.NodeID, ErrMissingSecret)
+	}
+	if len(r.s.CA.CertPEM) == 0 {
+		return fmt.Errorf("render kubelet pki: cluster ca: %w", ErrMissingSecret)
+	}
+	b.file(pkiPath("ca.crt"), modeCert, string(r.s.CA.CertPEM), false)
+	b.keyPair("kubelet", ns.KubeletServing)
+	b.file(KubeletKubeconfigPath, modeKey,
+		pki.Kubeconfig(r.c.Metadata.Name, r.endpointURL(), r.s.CA.CertPEM, "system:node:"+m.NodeID, ns.KubeletClient), true)
+	if r.bridge {
+		if len(ns.KubeProxy.CertPEM) == 0 {
+			return fmt.Errorf("render kube-proxy pki: node %s: %w", m.NodeID, ErrMissingSecret)
+		}
+		b.file(KubeProxyKubeconfigPath, modeKey,
+			pki.Kubeconfig(r.c.Metadata.Name, r.endpointURL(), r.s.CA.CertPEM, pki.KubeProxyCommonName, ns.KubeProxy), true)
+	}
+	return nil
+}
+
+// controlPlanePKI writes a control plane's certificates, the cluster signing
+// keys and the admin, controller-manager and scheduler kubeconfigs.
+func (r *renderer) controlPlanePKI(b *builder, m api.ClusterNode) error {
+	cp := r.s.ControlPlanes[m.NodeID]
+	if cp == nil || len(cp.APIServer.CertPEM) == 0 || len(cp.EtcdServer.CertPEM) == 0 {
+		return fmt.Errorf("render control-plane pki: node %s: %w", m.NodeID, ErrMissingSecret)
+	}
+	s := r.s
+	b.file(pkiPath("ca.key"), modeKey, string(s.CA.KeyPEM), true)
+	b.file(pkiPath("front-proxy-ca.crt"), modeCert, string(s.FrontProxyCA.CertPEM), false)
+	b.keyPair("front-proxy-client", s.FrontProxyClient)
+	b.file(pkiPath("sa.pub"), modeCert, string(s.ServiceAccount.CertPEM), false)
+	b.file(pkiPath("sa.key"), modeKey, string(s.ServiceAccount.KeyPEM), true)
+	b.file(pkiPath("etcd/ca.crt"), modeCert, string(s.EtcdCA.CertPEM), false)
+	b.keyPair("etcd/server", cp.EtcdServer)
+	b.keyPair("etcd/peer", cp.EtcdPeer)
+	b.keyPair("apiserver", cp.APIServer)
+	b.keyPair("apiserver-kubelet-client", cp.APIServerKubeletClient)
+	b.keyPair("apiserver-etcd-client", cp.APIServerEtcdClient)
+	name := r.c.Metadata.Name
+	b.file(AdminKubeconfigPath, modeKey, pki.Kubeconfig(name, r.endpointURL(), s.CA.CertPEM, pki.AdminCommonName, cp.Admin), true)
+	b.file(ControllerManagerKubeconfigPath, modeKey,
+		pki.Kubeconfig(name, r.localAPIURL(), s.CA.CertPEM, pki.ControllerManagerCommonName, cp.ControllerManager), true)
+	b.file(SchedulerKubeconfigPath, modeKey,
+		pki.Kubeconfig(name, r.localAPIURL(), s.CA.CertPEM, pki.SchedulerCommonName, cp.Scheduler), true)
+	return nil
+}

@@ -1,0 +1,147 @@
+package render
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+
+	"kcore.dev/kcore/pkg/api"
+	"kcore.dev/kcore/pkg/pki"
+)
+
+// Sentinel errors.
+var (
+	// ErrInvalid is returned for a cluster or options Render cannot use.
+	ErrInvalid = errors.New("invalid render input")
+	// ErrMissingSecret is returned when secrets lack a node's certificates
+	// (call ClusterSecrets.Ensure first).
+	ErrMissingSecret = errors.New("missing secret")
+	// ErrNoStorageBackend is returned when a volume names no volume group and
+	// the node reported no storage backend of its class (yet).
+	ErrNoStorageBackend = errors.New("no storage backend")
+)
+
+// renderer holds what every node's render shares.
+type renderer struct {
+	c        *api.KubernetesCluster
+	s        *pki.ClusterSecrets
+	nodes    map[string]*api.Node
+	opts     Options
+	apiHost  string
+	apiPort  int
+	cilium   bool
+	bridge   bool
+	ha       bool
+	cpIndex  map[string]int
+	memberIx map[string]int
+}
+
+// Render returns the NodeState of every member of c, keyed by node id. c must
+// be defaulted and valid, secrets must cover it (pki.ClusterSecrets.Ensure),
+// nodes holds the facts reported so far (nil or missing entries are fine
+// unless a volume needs its storage backend). Generation is left 0 for the
+// caller to set; see Hash.
+func Render(c *api.KubernetesCluster, secrets *pki.ClusterSecrets, nodes map[string]*api.Node, opts Options) (map[string]*api.NodeState, error) {
+	r, err := newRenderer(c, secrets, nodes, opts)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]*api.NodeState{}
+	for i, m := range c.Spec.Members() {
+		ns, err := r.node(m, i)
+		if err != nil {
+			return nil, fmt.Errorf("render %s: %w", m.NodeID, err)
+		}
+		out[m.NodeID] = ns
+	}
+	return out, nil
+}
+
+func newRenderer(c *api.KubernetesCluster, secrets *pki.ClusterSecrets, nodes map[string]*api.Node, opts Options) (*renderer, error) {
+	if c == nil || secrets == nil {
+		return nil, fmt.Errorf("render: cluster and secrets are required: %w", ErrInvalid)
+	}
+	o, err := opts.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	s := &c.Spec
+	if len(s.ControlPlaneNodes) == 0 {
+		return nil, fmt.Errorf("render: no control-plane nodes: %w", ErrInvalid)
+	}
+	host, portStr, err := net.SplitHostPort(s.APIServerEndpoint)
+	if err != nil {
+		return nil, fmt.Errorf("render: apiServerEndpoint %q: %w", s.APIServerEndpoint, ErrInvalid)
+	}
+	port, err := strconv.Atoi(portStr)
+	if err != nil {
+		return nil, fmt.Errorf("render: apiServerEndpoint port %q: %w", portStr, ErrInvalid)
+	}
+	r := &renderer{
+		c: c, s: secrets, nodes: nodes, opts: o,
+		apiHost: host, apiPort: port,
+		cilium:   s.CNI == api.CNICilium && portStr == api.PrimaryAPIPort,
+		bridge:   s.CNI == api.CNIBridge || portStr != api.PrimaryAPIPort,
+		ha:       s.HighAvailability.Enabled,
+		cpIndex:  map[string]int{},
+		memberIx: map[string]int{},
+	}
+	for i, n := range s.ControlPlaneNodes {
+		r.cpIndex[n.NodeID] = i
+	}
+	for i, n := range s.Members() {
+		r.memberIx[n.NodeID] = i
+	}
+	return r, nil
+}
+
+// node renders one member; index is its position in Members().
+func (r *renderer) node(m api.ClusterNode, index int) (*api.NodeState, error) {
+	b := newBuilder(r.c.Metadata.Name, m.NodeID)
+	cpi, isCP := r.cpIndex[m.NodeID]
+	steps := []func() error{func() error { return r.nodePKI(b, m) }}
+	if isCP {
+		steps = append(steps,
+			func() error { return r.controlPlanePKI(b, m) },
+			func() error { return r.etcd(b, m) },
+			func() error { return r.apiServer(b, m) },
+			func() error { return r.controllerManager(b) },
+			func() error { return r.scheduler(b) },
+		)
+		if r.ha {
+			steps = append(steps, func() error { return r.keepalived(b, m) }, func() error { return r.firewall(b) })
+		}
+	}
+	steps = append(steps, func() error { return r.kubelet(b, m, isCP) })
+	if r.bridge {
+		steps = append(steps, func() error { return r.bridgeCNI(b, m, index) })
+	}
+	if isCP && cpi == 0 {
+		steps = append(steps, func() error { return r.addons(b) })
+		if r.cilium {
+			steps = append(steps, func() error { return r.ciliumInstall(b) })
+		}
+		steps = append(steps, func() error { return r.provisioner(b) })
+	}
+	steps = append(steps, func() error { return r.volumes(b, m) })
+	for _, step := range steps {
+		if err := step(); err != nil {
+			return nil, err
+		}
+	}
+	return b.finish()
+}
+
+// endpointURL is https://<apiServerEndpoint>.
+func (r *renderer) endpointURL() string {
+	return "https://" + net.JoinHostPort(r.apiHost, strconv.Itoa(r.apiPort))
+}
+
+// localAPIURL is https://127.0.0.1:<port>.
+func (r *renderer) localAPIURL() string {
+	return "https://" + net.JoinHostPort("127.0.0.1", strconv.Itoa(r.apiPort))
+}
+
+// k8sExtra is the extra hash input of every Kubernetes binary's unit.
+func (r *renderer) k8sExtra() string { return "kubernetes-version=" + r.opts.KubernetesVersion }

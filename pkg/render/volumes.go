@@ -1,0 +1,119 @@
+package render
+
+import (
+	"fmt"
+	"path"
+
+	"kcore.dev/kcore/manifests"
+	"kcore.dev/kcore/pkg/api"
+)
+
+// volumes renders the node's VolumeOps: in shared mode a formatted, mounted
+// LVM volume or ZFS zvol per volume; in mode lvm one thin pool.
+func (r *renderer) volumes(b *builder, m api.ClusterNode) error {
+	lp := r.c.Spec.LocalProvisioner
+	if !lp.Enabled {
+		return nil
+	}
+	for _, v := range lp.Volumes {
+		if v.NodeID != m.NodeID {
+			continue
+		}
+		pool, err := r.storagePool(m.NodeID, v)
+		if err != nil {
+			return err
+		}
+		name := api.VolumeName(r.c.Metadata.Name, m.NodeID, v.Name)
+		op := api.VolumeOp{
+			Name:      name,
+			Class:     v.StorageClass,
+			Pool:      pool,
+			SizeBytes: v.SizeBytes,
+			Role:      v.Role,
+		}
+		if op.Class == "" {
+			op.Class = api.StorageClassLVM
+		}
+		if op.Class == api.StorageClassZFS {
+			op.Device = path.Join("/dev/zvol", pool, name)
+		} else {
+			op.Device = path.Join("/dev", pool, name)
+		}
+		if lp.Mode == api.ProvisionerModeLVM {
+			op.Role = api.VolumeRolePool
+		} else {
+			op.FSType = v.FSType
+			if op.FSType == "" {
+				op.FSType = api.DefaultFSType
+			}
+			if op.Role == "" {
+				op.Role = api.VolumeRoleFilesystem
+			}
+			op.MountPath = v.MountPath
+			if op.MountPath == "" {
+				op.MountPath = api.DefaultMountPath(r.c.Metadata.Name, v.Name)
+			}
+		}
+		b.volumes = append(b.volumes, op)
+	}
+	return nil
+}
+
+// storagePool is the volume's volumeGroup or, when empty, the node's first
+// reported storage backend of the volume's class.
+func (r *renderer) storagePool(node string, v api.VolumeSpec) (string, error) {
+	if v.VolumeGroup != "" {
+		return v.VolumeGroup, nil
+	}
+	class := v.StorageClass
+	if class == "" {
+		class = api.StorageClassLVM
+	}
+	if n := r.nodes[node]; n != nil {
+		for _, s := range n.Facts.Storage {
+			if s.Class == class {
+				return s.Name, nil
+			}
+		}
+	}
+	return "", fmt.Errorf("render volume %s on %s: no volumeGroup and no %s backend reported: %w", v.Name, node, class, ErrNoStorageBackend)
+}
+
+// provisioner renders, on the bootstrap control plane, the local-path
+// provisioner over every shared volume's mount path and the task that
+// applies it. Mode lvm has no provisioner.
+func (r *renderer) provisioner(b *builder) error {
+	lp := r.c.Spec.LocalProvisioner
+	if !lp.Enabled || lp.Mode == api.ProvisionerModeLVM || len(lp.Volumes) == 0 {
+		return nil
+	}
+	var paths []manifests.NodePaths
+	for _, n := range r.c.Spec.Members() {
+		np := manifests.NodePaths{Node: n.NodeID}
+		for _, v := range lp.Volumes {
+			if v.NodeID != n.NodeID {
+				continue
+			}
+			mp := v.MountPath
+			if mp == "" {
+				mp = api.DefaultMountPath(r.c.Metadata.Name, v.Name)
+			}
+			np.Paths = append(np.Paths, mp)
+		}
+		if len(np.Paths) > 0 {
+			paths = append(paths, np)
+		}
+	}
+	scName := lp.StorageClassName
+	if scName == "" {
+		scName = api.DefaultStorageClassName
+	}
+	yaml, err := manifests.LocalPathProvisioner(manifests.Provisioner{StorageClassName: scName, NodePaths: paths})
+	if err != nil {
+		return fmt.Errorf("render provisioner: %w", err)
+	}
+	b.file(ProvisionerPath, modeConfig, yaml, false)
+	b.task(api.Task{Name: TaskProvisioner, Argv: kubectlApply(ProvisionerPath), After: []string{UnitAPIServer}},
+		ProvisionerPath, AdminKubeconfigPath)
+	return nil
+}
