@@ -114,8 +114,8 @@ func validateEndpoint(v *collector, s *ClusterSpec) {
 		return
 	}
 	host, port, err := net.SplitHostPort(s.APIServerEndpoint)
-	if err != nil {
-		v.errorf(p, "%q is not host:port", s.APIServerEndpoint)
+	if err != nil || host == "" || strings.Contains(s.APIServerEndpoint, "/") {
+		v.errorf(p, "%q is not host:port, e.g. 192.168.40.200:6443 (no scheme, no path)", s.APIServerEndpoint)
 		return
 	}
 	if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
