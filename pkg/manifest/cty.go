@@ -1,7 +1,9 @@
 package manifest
 
 import (
+	"math/big"
 	"reflect"
+	"strconv"
 
 	"github.com/zclconf/go-cty/cty"
 	"github.com/zclconf/go-cty/cty/convert"
@@ -46,7 +48,7 @@ func assignCty(val cty.Value, v reflect.Value, path string) *fieldError {
 		}
 		i, acc := n.AsBigFloat().Int64()
 		if !n.AsBigFloat().IsInt() || acc != 0 || v.OverflowInt(i) {
-			return &fieldError{path, "expected an integer in range, got " + n.AsBigFloat().String()}
+			return &fieldError{path, "expected an integer in range, got " + formatNumber(n.AsBigFloat())}
 		}
 		v.SetInt(i)
 	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
@@ -56,7 +58,7 @@ func assignCty(val cty.Value, v reflect.Value, path string) *fieldError {
 		}
 		u, acc := n.AsBigFloat().Uint64()
 		if !n.AsBigFloat().IsInt() || acc != 0 || v.OverflowUint(u) {
-			return &fieldError{path, "expected a non-negative integer in range, got " + n.AsBigFloat().String()}
+			return &fieldError{path, "expected a non-negative integer in range, got " + formatNumber(n.AsBigFloat())}
 		}
 		v.SetUint(u)
 	case reflect.Slice:
@@ -93,6 +95,18 @@ func assignCty(val cty.Value, v reflect.Value, path string) *fieldError {
 		return &fieldError{path, "cannot set a " + v.Type().String() + " field"}
 	}
 	return nil
+}
+
+// formatNumber prints a number for an error message. Printing one with a huge
+// exponent in decimal takes seconds, so those are only described.
+func formatNumber(f *big.Float) string {
+	if f.IsInf() {
+		return "an infinite number"
+	}
+	if exp := f.MantExp(nil); exp > 128 || exp < -128 {
+		return "a number of magnitude 2^" + strconv.Itoa(exp)
+	}
+	return f.Text('g', -1)
 }
 
 func typeMismatch(path, want string, val cty.Value) *fieldError {

@@ -3,6 +3,7 @@ package manifest
 import (
 	"reflect"
 	"slices"
+	"strings"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
@@ -27,7 +28,7 @@ func ParseHCL(filename string, data []byte) ([]*Document, Diagnostics) {
 		return nil, ds.list
 	}
 	body, ok := f.Body.(*hclsyntax.Body)
-	if !ok {
+	if !ok || !numbersInRange(filename, data, &ds) {
 		return nil, ds.list
 	}
 	for _, a := range sortedAttributes(body) {
@@ -44,7 +45,7 @@ func ParseHCL(filename string, data []byte) ([]*Document, Diagnostics) {
 
 func decodeResource(b *hclsyntax.Block, ds *diags) *Document {
 	if b.Type != "resource" {
-		ds.errorf(hclPos(b.TypeRange), "", "%s", unknownMessage("block type", b.Type, []string{"resource"}))
+		ds.errorf(hclPos(b.TypeRange), "", "unsupported block type %s: a manifest holds only resource blocks", quote(b.Type))
 		return nil
 	}
 	if len(b.Labels) != 2 {
@@ -70,6 +71,8 @@ func decodeResource(b *hclsyntax.Block, ds *diags) *Document {
 		meta, spec = &o.Metadata, reflect.ValueOf(&o.Spec).Elem()
 	}
 	doc.setPos("kind", hclPos(b.LabelRanges[0]))
+	doc.setPos("metadata", doc.Pos)
+	doc.setPos("spec", doc.Pos)
 	var targets []hclTarget
 	mv := reflect.ValueOf(meta).Elem()
 	for _, f := range fieldsOf(mv.Type()) {
@@ -85,6 +88,28 @@ func decodeResource(b *hclsyntax.Block, ds *diags) *Document {
 	}
 	doc.Name = meta.Name
 	return doc
+}
+
+// maxExponentDigits bounds number literals: converting 1e99999999 to a string
+// or an integer takes cty minutes, and no manifest needs such a number.
+const maxExponentDigits = 4
+
+// numbersInRange reports every number literal with an exponent too large to
+// evaluate quickly, and whether there was none.
+func numbersInRange(filename string, data []byte, ds *diags) bool {
+	tokens, _ := hclsyntax.LexConfig(data, filename, hcl.InitialPos)
+	ok := true
+	for _, t := range tokens {
+		if t.Type != hclsyntax.TokenNumberLit {
+			continue
+		}
+		lit := string(t.Bytes)
+		if i := strings.IndexAny(lit, "eE"); i >= 0 && len(strings.TrimLeft(lit[i+1:], "+-")) > maxExponentDigits {
+			ds.errorf(hclPos(t.Range), "", "number %s is out of range", lit)
+			ok = false
+		}
+	}
+	return ok
 }
 
 // hclTarget is a field an HCL body may set.
@@ -154,6 +179,9 @@ func (h *hclDecoder) body(b *hclsyntax.Body, targets []hclTarget) {
 		if t.f.typ.Kind() == reflect.Slice {
 			i := t.v.Len()
 			t.v.Set(reflect.Append(t.v, reflect.Zero(t.f.typ.Elem())))
+			if i == 0 {
+				h.doc.setPos(t.path, at)
+			}
 			p := indexPath(t.path, i)
 			h.doc.setPos(p, at)
 			h.body(blk.Body, structTargets(t.v.Index(i), p))
