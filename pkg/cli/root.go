@@ -31,6 +31,7 @@ see what will happen with 'kctl kubernetes plan', and make it so with
 	root.SetErr(s.Err)
 	root.AddCommand(
 		newVersionCmd(s),
+		newKubernetesCmd(s),
 		newSchemasCmd(s),
 		newExplainCmd(s),
 		newCompletionCmd(s),
