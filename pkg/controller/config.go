@@ -1,0 +1,126 @@
+package controller
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"path/filepath"
+	"strconv"
+	"time"
+)
+
+// PKI file names in Config.PKIDir, as `kctl controller init` writes them.
+const (
+	FileCACert        = "ca.crt"
+	FileCAKey         = "ca.key"
+	FileServerCert    = "server.crt"
+	FileServerKey     = "server.key"
+	FileEncryptionKey = "encryption.key"
+)
+
+// Config configures one controller replica.
+type Config struct {
+	// DataDir holds the raft log and snapshots.
+	DataDir string
+	// Listen is the API's HTTPS listen address, e.g. 0.0.0.0:7443.
+	Listen string
+	// Advertise is the API address other replicas and clients use; default
+	// Listen (which must then name a host).
+	Advertise string
+	// RaftListen is the raft transport's listen address; default the
+	// Listen host with the Listen port + 1 (or :0 when Listen's port is 0).
+	RaftListen string
+	// RaftAdvertise is the raft address peers dial; default the Advertise
+	// host with the raft port.
+	RaftAdvertise string
+	// ID is the raft server id; default Advertise.
+	ID string
+	// Bootstrap forms a new cluster when DataDir holds no raft state.
+	Bootstrap bool
+	// Join lists API addresses (host:port or https://host:port) of existing
+	// members to ask for membership.
+	Join []string
+	// PKIDir holds ca.crt, ca.key, server.crt and server.key.
+	PKIDir string
+	// EncryptionKeyFile is the 32-byte secrets key; default PKIDir/encryption.key.
+	EncryptionKeyFile string
+	// Logger receives the replica's logs; nil discards them.
+	Logger *slog.Logger
+	// FastTimeouts shortens raft's timeouts, for in-process tests.
+	FastTimeouts bool
+	// Now is the server's clock; nil means time.Now.
+	Now func() time.Time
+	// JoinTimeout bounds how long a joining replica keeps asking; default 2m.
+	JoinTimeout time.Duration
+}
+
+// withDefaults validates the config and fills its defaults.
+func (c Config) withDefaults() (Config, error) {
+	if c.DataDir == "" {
+		return c, errors.New("config: --data-dir is required")
+	}
+	if c.PKIDir == "" {
+		return c, errors.New("config: --pki-dir is required")
+	}
+	if c.Listen == "" {
+		return c, errors.New("config: --listen is required")
+	}
+	if c.Bootstrap && len(c.Join) > 0 {
+		return c, errors.New("config: --bootstrap and --join exclude each other")
+	}
+	if c.EncryptionKeyFile == "" {
+		c.EncryptionKeyFile = filepath.Join(c.PKIDir, FileEncryptionKey)
+	}
+	if c.RaftListen == "" {
+		host, port, err := splitPort(c.Listen)
+		if err != nil {
+			return c, err
+		}
+		if port != 0 {
+			port++
+		}
+		c.RaftListen = net.JoinHostPort(host, strconv.Itoa(port))
+	}
+	if c.JoinTimeout == 0 {
+		c.JoinTimeout = 2 * time.Minute
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	return c, nil
+}
+
+func splitPort(addr string) (string, int, error) {
+	host, p, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "", 0, fmt.Errorf("config: address %q: %w", addr, err)
+	}
+	port, err := strconv.Atoi(p)
+	if err != nil {
+		return "", 0, fmt.Errorf("config: address %q: port: %w", addr, err)
+	}
+	return host, port, nil
+}
+
+// advertised returns the address to advertise for a listener: adv when set,
+// else the listener's address, which must not be unspecified.
+func advertised(adv string, ln net.Addr, flag string) (string, error) {
+	if adv != "" {
+		return adv, nil
+	}
+	a, ok := ln.(*net.TCPAddr)
+	if !ok || a.IP == nil || a.IP.IsUnspecified() {
+		return "", fmt.Errorf("config: listening on %s: set %s to an address peers can reach", ln, flag)
+	}
+	return a.String(), nil
+}
+
+// withPort replaces the port of addr's host.
+func withPort(addr string, port int) (string, error) {
+	host, _, err := splitPort(addr)
+	if err != nil {
+		return "", err
+	}
+	return net.JoinHostPort(host, strconv.Itoa(port)), nil
+}

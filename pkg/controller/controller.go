@@ -1,0 +1,268 @@
+package controller
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"kcore.dev/kcore/pkg/pki"
+	"kcore.dev/kcore/pkg/raftnode"
+	"kcore.dev/kcore/pkg/secrets"
+	"kcore.dev/kcore/pkg/server"
+)
+
+// Controller is one running replica.
+type Controller struct {
+	cfg      Config
+	log      *slog.Logger
+	node     *raftnode.Node
+	srv      *server.Server
+	http     *http.Server
+	httpLn   net.Listener
+	httpAddr string
+	clientTL *tls.Config
+
+	stop     chan struct{}
+	wg       sync.WaitGroup
+	errCh    chan error
+	stopOnce sync.Once
+}
+
+// credentials are a replica's loaded PKI files.
+type credentials struct {
+	ca      *pki.CA
+	cert    tls.Certificate
+	keyring *secrets.Keyring
+}
+
+func loadCredentials(cfg Config) (credentials, error) {
+	read := func(name string) ([]byte, error) {
+		b, err := os.ReadFile(filepath.Join(cfg.PKIDir, name))
+		if err != nil {
+			return nil, fmt.Errorf("load pki: %w (create it with `kctl controller init`)", err)
+		}
+		return b, nil
+	}
+	var kp, ckp pki.KeyPair
+	var err error
+	if kp.CertPEM, err = read(FileCACert); err != nil {
+		return credentials{}, err
+	}
+	if kp.KeyPEM, err = read(FileCAKey); err != nil {
+		return credentials{}, err
+	}
+	if ckp.CertPEM, err = read(FileServerCert); err != nil {
+		return credentials{}, err
+	}
+	if ckp.KeyPEM, err = read(FileServerKey); err != nil {
+		return credentials{}, err
+	}
+	ca, err := pki.LoadCA(kp)
+	if err != nil {
+		return credentials{}, fmt.Errorf("load pki: %w", err)
+	}
+	cert, err := tls.X509KeyPair(ckp.CertPEM, ckp.KeyPEM)
+	if err != nil {
+		return credentials{}, fmt.Errorf("load pki: server certificate: %w", err)
+	}
+	keyring, err := secrets.LoadFile(cfg.EncryptionKeyFile)
+	if err != nil {
+		return credentials{}, fmt.Errorf("load pki: %w", err)
+	}
+	return credentials{ca: ca, cert: cert, keyring: keyring}, nil
+}
+
+// Start opens the replica: PKI, listeners, raft, the API server, and the
+// bootstrap or join. It returns once the API is serving; joining goes on in
+// the background and its failure is reported by Wait.
+func Start(ctx context.Context, cfg Config) (*Controller, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	creds, err := loadCredentials(cfg)
+	if err != nil {
+		return nil, err
+	}
+	c := &Controller{cfg: cfg, log: cfg.Logger, stop: make(chan struct{}), errCh: make(chan error, 2)}
+	if err := c.open(creds); err != nil {
+		c.closeAll()
+		return nil, err
+	}
+	c.wg.Add(2)
+	go c.serve()
+	go c.recordSelfWhenLeader()
+	if len(cfg.Join) > 0 {
+		c.wg.Add(1)
+		go func() {
+			defer c.wg.Done()
+			if err := c.join(ctx); err != nil {
+				c.errCh <- err
+			}
+		}()
+	}
+	return c, nil
+}
+
+func (c *Controller) open(creds credentials) error {
+	cfg := c.cfg
+	var err error
+	c.httpLn, err = net.Listen("tcp", cfg.Listen)
+	if err != nil {
+		return fmt.Errorf("listen api on %s: %w", cfg.Listen, err)
+	}
+	if c.httpAddr, err = advertised(cfg.Advertise, c.httpLn.Addr(), "--advertise"); err != nil {
+		return err
+	}
+	raftLn, err := net.Listen("tcp", cfg.RaftListen)
+	if err != nil {
+		return fmt.Errorf("listen raft on %s: %w", cfg.RaftListen, err)
+	}
+	raftAdv := cfg.RaftAdvertise
+	if raftAdv == "" {
+		raftAdv, err = withPort(c.httpAddr, raftLn.Addr().(*net.TCPAddr).Port)
+		if err != nil {
+			raftLn.Close()
+			return err
+		}
+	}
+	advAddr, err := net.ResolveTCPAddr("tcp", raftAdv)
+	if err != nil {
+		raftLn.Close()
+		return fmt.Errorf("resolve raft advertise address %s: %w", raftAdv, err)
+	}
+	id := cfg.ID
+	if id == "" {
+		id = c.httpAddr
+	}
+	pool := creds.ca.Pool()
+	c.node, err = raftnode.Open(raftnode.Config{
+		ID:           id,
+		DataDir:      cfg.DataDir,
+		Bootstrap:    cfg.Bootstrap,
+		Logger:       c.log,
+		RaftLogLevel: slog.LevelWarn,
+		FastTimeouts: cfg.FastTimeouts,
+		StreamLayer:  NewTLSStreamLayer(raftLn, advAddr, creds.cert, pool),
+	})
+	if err != nil {
+		raftLn.Close()
+		return err
+	}
+	c.clientTL = server.ClientTLS(creds.cert, pool)
+	c.srv, err = server.New(server.Config{
+		Backend:    NewBackend(c.node),
+		CA:         creds.ca,
+		Keyring:    creds.keyring,
+		ForwardTLS: c.clientTL,
+		Logger:     c.log.With("component", "api"),
+		Now:        cfg.Now,
+	})
+	if err != nil {
+		return err
+	}
+	c.http = c.srv.HTTPServer(server.ServerTLS(creds.cert, pool))
+	c.log.Info("controller replica started", "id", id, "api", c.httpAddr, "raft", c.node.Addr(),
+		"bootstrap", cfg.Bootstrap, "join", cfg.Join)
+	return nil
+}
+
+func (c *Controller) serve() {
+	defer c.wg.Done()
+	if err := c.http.ServeTLS(c.httpLn, "", ""); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		c.errCh <- fmt.Errorf("serve api: %w", err)
+	}
+}
+
+// recordSelfWhenLeader writes this replica's Member object each time it
+// becomes leader, so followers know where to forward.
+func (c *Controller) recordSelfWhenLeader() {
+	defer c.wg.Done()
+	ch := c.node.LeaderCh()
+	for {
+		select {
+		case <-c.stop:
+			return
+		case leader, ok := <-ch:
+			if !ok {
+				return
+			}
+			if !leader {
+				continue
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			if _, err := c.srv.RecordMember(ctx, c.node.ID(), c.node.Addr(), c.httpAddr); err != nil {
+				c.log.Warn("record this replica as a member", "err", err)
+			}
+			cancel()
+		}
+	}
+}
+
+// HTTPAddr is the advertised API address.
+func (c *Controller) HTTPAddr() string { return c.httpAddr }
+
+// RaftAddr is the advertised raft address.
+func (c *Controller) RaftAddr() string { return c.node.Addr() }
+
+// Node is the replica's raft node.
+func (c *Controller) Node() *raftnode.Node { return c.node }
+
+// Server is the replica's API server.
+func (c *Controller) Server() *server.Server { return c.srv }
+
+// Wait blocks until ctx ends (nil) or the replica fails (its error).
+func (c *Controller) Wait(ctx context.Context) error {
+	select {
+	case <-ctx.Done():
+		return nil
+	case err := <-c.errCh:
+		return err
+	}
+}
+
+// Close stops the API and raft. It is safe to call more than once.
+func (c *Controller) Close() error {
+	var err error
+	c.stopOnce.Do(func() {
+		close(c.stop)
+		err = c.closeAll()
+		c.wg.Wait()
+	})
+	return err
+}
+
+func (c *Controller) closeAll() error {
+	var errs []error
+	if c.http != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		if err := c.http.Shutdown(ctx); err != nil {
+			errs = append(errs, c.http.Close())
+		}
+		cancel()
+	} else if c.httpLn != nil {
+		c.httpLn.Close()
+	}
+	if c.node != nil {
+		errs = append(errs, c.node.Shutdown())
+	}
+	return errors.Join(errs...)
+}
+
+// Run starts a replica and serves until ctx ends or it fails.
+func Run(ctx context.Context, cfg Config) error {
+	c, err := Start(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	werr := c.Wait(ctx)
+	return errors.Join(werr, c.Close())
+}

@@ -1,0 +1,90 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"kcore.dev/kcore/pkg/apiv1"
+	"kcore.dev/kcore/pkg/store"
+)
+
+// memberHTTP is the HTTP address recorded for raft id, "" when none is.
+func (s *Server) memberHTTP(id string) string {
+	o, ok := s.backend.State().Get(apiv1.KindMember, id)
+	if !ok {
+		return ""
+	}
+	var m apiv1.MemberData
+	if err := json.Unmarshal(o.Data, &m); err != nil {
+		return ""
+	}
+	return m.HTTPAddr
+}
+
+// members joins the raft configuration with the recorded HTTP addresses.
+func (s *Server) members(ctx context.Context) ([]apiv1.Member, error) {
+	peers, err := s.backend.Peers(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("list members: %w", err)
+	}
+	leader, _ := s.backend.Leader()
+	out := make([]apiv1.Member, 0, len(peers))
+	for _, p := range peers {
+		out = append(out, apiv1.Member{
+			ID: p.ID, RaftAddr: p.Addr, HTTPAddr: s.memberHTTP(p.ID),
+			Suffrage: p.Suffrage, Leader: p.ID == leader,
+		})
+	}
+	return out, nil
+}
+
+func (s *Server) listMembers(c *call) (any, error) {
+	return s.members(c.r.Context())
+}
+
+func (s *Server) addMember(c *call) (any, error) {
+	var req apiv1.AddMemberRequest
+	if err := decodeStrict(c.r.Body, &req); err != nil {
+		return nil, err
+	}
+	if req.ID == "" || req.RaftAddr == "" || req.HTTPAddr == "" {
+		return nil, badRequest("id, raftAddr and httpAddr are required")
+	}
+	c.object = apiv1.KindMember + "/" + req.ID
+	if err := s.backend.AddVoter(c.r.Context(), req.ID, req.RaftAddr); err != nil {
+		return nil, fmt.Errorf("add member %s: %w", req.ID, err)
+	}
+	idx, err := s.RecordMember(c.r.Context(), req.ID, req.RaftAddr, req.HTTPAddr)
+	if err != nil {
+		return nil, err
+	}
+	return apiv1.WriteResponse{Index: idx}, nil
+}
+
+// RecordMember stores (or refreshes) the Member object of a replica so
+// followers can forward to it when it leads. It must run on the leader; it
+// writes nothing when the record is already current.
+func (s *Server) RecordMember(ctx context.Context, id, raftAddr, httpAddr string) (uint64, error) {
+	data, err := json.Marshal(apiv1.MemberData{RaftAddr: raftAddr, HTTPAddr: httpAddr})
+	if err != nil {
+		return 0, fmt.Errorf("encode member %s: %w", id, err)
+	}
+	if cur, ok := s.backend.State().Get(apiv1.KindMember, id); ok && sameJSON(cur.Data, data) {
+		return cur.ModifyIndex, nil
+	}
+	return s.apply(ctx, store.Put{Kind: apiv1.KindMember, Name: id, Data: data})
+}
+
+func (s *Server) removeMember(c *call) (any, error) {
+	id := c.r.PathValue("id")
+	if err := s.backend.RemoveServer(c.r.Context(), id); err != nil {
+		return nil, fmt.Errorf("remove member %s: %w", id, err)
+	}
+	idx, err := s.apply(c.r.Context(), store.Delete{Kind: apiv1.KindMember, Name: id})
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		return nil, err
+	}
+	return apiv1.WriteResponse{Index: idx}, nil
+}

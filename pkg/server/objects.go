@@ -1,0 +1,211 @@
+package server
+
+import (
+	"bytes"
+	"encoding/json"
+	"strconv"
+
+	"kcore.dev/kcore/pkg/api"
+	"kcore.dev/kcore/pkg/apiv1"
+	"kcore.dev/kcore/pkg/store"
+)
+
+// kindOf returns the canonical kind of a path's {kind}: the object model's
+// aliases are accepted, any other kind is used as written.
+func kindOf(c *call) string {
+	k := c.r.PathValue("kind")
+	if ck := api.CanonicalKind(k); ck != "" {
+		return ck
+	}
+	return k
+}
+
+// withheld reports whether a kind is never returned with its data.
+func withheld(kind string) bool {
+	switch kind {
+	case apiv1.KindSecret, apiv1.KindJoinToken, apiv1.KindCredential:
+		return true
+	}
+	return false
+}
+
+func toAPI(o store.Object) apiv1.Object {
+	out := apiv1.Object{
+		Kind: o.Kind, Name: o.Name,
+		CreateIndex: o.CreateIndex, ModifyIndex: o.ModifyIndex,
+		CreateTime: o.CreateTime, ModifyTime: o.ModifyTime,
+	}
+	if !withheld(o.Kind) {
+		out.Data = o.Data
+	}
+	return out
+}
+
+func (s *Server) listObjects(c *call) (any, error) {
+	kind := kindOf(c)
+	st := s.backend.State()
+	idx, err := s.block(c, kind, "")
+	if err != nil {
+		return nil, err
+	}
+	items := []apiv1.Object{}
+	for _, o := range st.List(kind) {
+		items = append(items, toAPI(o))
+	}
+	setIndex(c.w, idx)
+	return apiv1.List{Index: idx, Items: items}, nil
+}
+
+func (s *Server) getObject(c *call) (any, error) {
+	kind, name := kindOf(c), c.r.PathValue("name")
+	idx, err := s.block(c, kind, name)
+	if err != nil {
+		return nil, err
+	}
+	o, ok := s.backend.State().Get(kind, name)
+	setIndex(c.w, idx)
+	if !ok {
+		return nil, notFound("%s/%s not found", kind, name)
+	}
+	return toAPI(o), nil
+}
+
+// casParam parses ?cas=N into an ExpectModifyIndex.
+func casParam(c *call) (*uint64, error) {
+	v := c.r.URL.Query().Get(apiv1.ParamCAS)
+	if v == "" {
+		return nil, nil
+	}
+	n, err := strconv.ParseUint(v, 10, 64)
+	if err != nil {
+		return nil, badRequest("parse %s=%q: %v", apiv1.ParamCAS, v, err)
+	}
+	return store.Expect(n), nil
+}
+
+// mayWrite applies the per-kind write rules: cluster-admin writes every
+// kind, operator only ClusterUpdate.
+func mayWrite(c *call, kind string) error {
+	if c.role() == apiv1.RoleClusterAdmin || (c.role() == apiv1.RoleOperator && kind == api.KindClusterUpdate) {
+		return nil
+	}
+	return forbidden("role %q may not write %s objects", c.role(), kind)
+}
+
+// writableKind refuses kinds only the controller itself writes.
+func writableKind(kind string) error {
+	switch kind {
+	case apiv1.KindAudit, apiv1.KindJoinToken, apiv1.KindMember, apiv1.KindCredential:
+		return badRequest("%s objects are written by the controller, not through /v1/objects", kind)
+	}
+	return nil
+}
+
+func (s *Server) putObject(c *call) (any, error) {
+	kind, name := kindOf(c), c.r.PathValue("name")
+	if err := mayWrite(c, kind); err != nil {
+		return nil, err
+	}
+	if err := writableKind(kind); err != nil {
+		return nil, err
+	}
+	expect, err := casParam(c)
+	if err != nil {
+		return nil, err
+	}
+	data, err := s.decodeObject(c, kind, name)
+	if err != nil {
+		return nil, err
+	}
+	idx, err := s.apply(c.r.Context(), store.Put{Kind: kind, Name: name, Data: data, ExpectModifyIndex: expect})
+	if err != nil {
+		return nil, err
+	}
+	return apiv1.WriteResponse{Index: idx}, nil
+}
+
+// decodeObject reads a PUT body: the object model's kinds are decoded
+// strictly into their type, defaulted and validated; Secrets are sealed;
+// any other kind must be one JSON value.
+func (s *Server) decodeObject(c *call, kind, name string) (json.RawMessage, error) {
+	switch kind {
+	case api.KindKubernetesCluster:
+		var o api.KubernetesCluster
+		if err := decodeStrict(c.r.Body, &o); err != nil {
+			return nil, err
+		}
+		if err := checkMeta(kind, name, api.CanonicalKind(o.Kind), o.Metadata.Name); err != nil {
+			return nil, err
+		}
+		o.Kind = kind
+		o.Default()
+		if is := o.Validate(); is.HasErrors() {
+			return nil, badRequest("validate %s/%s: %v", kind, name, is.Errors())
+		}
+		return json.Marshal(o)
+	case api.KindClusterUpdate:
+		var o api.ClusterUpdate
+		if err := decodeStrict(c.r.Body, &o); err != nil {
+			return nil, err
+		}
+		if err := checkMeta(kind, name, api.CanonicalKind(o.Kind), o.Metadata.Name); err != nil {
+			return nil, err
+		}
+		o.Kind = kind
+		o.Default()
+		if is := o.Validate(); is.HasErrors() {
+			return nil, badRequest("validate %s/%s: %v", kind, name, is.Errors())
+		}
+		return json.Marshal(o)
+	case apiv1.KindSecret:
+		plain, err := readJSONValue(c.r.Body)
+		if err != nil {
+			return nil, err
+		}
+		sealed, err := s.keyring.Seal(kind, name, plain)
+		if err != nil {
+			return nil, err
+		}
+		return json.Marshal(sealed)
+	}
+	return readJSONValue(c.r.Body)
+}
+
+// checkMeta requires the body's kind and name to match the path.
+func checkMeta(kind, name, bodyKind, bodyName string) error {
+	if bodyKind != kind {
+		return badRequest("body kind %q does not match path kind %q", bodyKind, kind)
+	}
+	if bodyName != name {
+		return badRequest("body metadata.name %q does not match path name %q", bodyName, name)
+	}
+	return nil
+}
+
+func (s *Server) deleteObject(c *call) (any, error) {
+	kind, name := kindOf(c), c.r.PathValue("name")
+	if err := mayWrite(c, kind); err != nil {
+		return nil, err
+	}
+	if kind == apiv1.KindAudit {
+		return nil, badRequest("audit entries cannot be deleted")
+	}
+	expect, err := casParam(c)
+	if err != nil {
+		return nil, err
+	}
+	idx, err := s.apply(c.r.Context(), store.Delete{Kind: kind, Name: name, ExpectModifyIndex: expect})
+	if err != nil {
+		return nil, err
+	}
+	return apiv1.WriteResponse{Index: idx}, nil
+}
+
+// sameJSON reports whether two JSON documents are equal after compaction.
+func sameJSON(a, b []byte) bool {
+	var ca, cb bytes.Buffer
+	if json.Compact(&ca, a) != nil || json.Compact(&cb, b) != nil {
+		return false
+	}
+	return bytes.Equal(ca.Bytes(), cb.Bytes())
+}

@@ -1,0 +1,113 @@
+package server
+
+import (
+	"net/http"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"kcore.dev/kcore/pkg/apiv1"
+)
+
+// consistency says where a route is answered.
+type consistency int
+
+const (
+	// anyReplica: answered by the replica that received it (health, metrics).
+	anyReplica consistency = iota
+	// leaderRead: forwarded to the leader, which confirms its leadership,
+	// unless ?stale=true lets any replica answer from local state.
+	leaderRead
+	// leaderWrite: always answered by the leader.
+	leaderWrite
+)
+
+// route is one entry of the routing table. Nothing outside the table is
+// reachable.
+type route struct {
+	// pattern is the http.ServeMux pattern; it is also the route's name in
+	// metrics and audit entries.
+	pattern string
+	// roles may call the route besides cluster-admin, which may call all.
+	roles []string
+	// anyRole lets every known role call the route.
+	anyRole bool
+	// anonymous lets callers without a certificate in (the handler
+	// authenticates them otherwise, e.g. by join token).
+	anonymous bool
+	// ownNode limits role node to the node named by the {id} path value.
+	ownNode bool
+	// mode says which replica answers.
+	mode consistency
+	// audit commits an audit entry for every call (refused calls with 403
+	// are audited on every route).
+	audit bool
+	// maxBody overrides the server's body limit.
+	maxBody int64
+	// handle serves the call.
+	handle func(*call) (any, error)
+}
+
+// routes is the routing table.
+func (s *Server) routes(reg *prometheus.Registry) []*route {
+	metricsHandler := promhttp.HandlerFor(reg, promhttp.HandlerOpts{})
+	readers := []string{apiv1.RoleViewer, apiv1.RoleOperator}
+	nodes := []string{apiv1.RoleNode}
+	return []*route{
+		{pattern: "GET /v1/health", anyRole: true, mode: anyReplica, handle: s.health},
+		{pattern: "GET /metrics", anyRole: true, mode: anyReplica, handle: func(c *call) (any, error) {
+			c.wrote = true
+			metricsHandler.ServeHTTP(c.w, c.r)
+			return nil, nil
+		}},
+		{pattern: "GET /v1/objects/{kind}", roles: readers, mode: leaderRead, handle: s.listObjects},
+		{pattern: "GET /v1/objects/{kind}/{name...}", roles: readers, mode: leaderRead, handle: s.getObject},
+		{pattern: "PUT /v1/objects/{kind}/{name...}", roles: []string{apiv1.RoleOperator}, mode: leaderWrite, audit: true, handle: s.putObject},
+		{pattern: "DELETE /v1/objects/{kind}/{name...}", roles: []string{apiv1.RoleOperator}, mode: leaderWrite, audit: true, handle: s.deleteObject},
+		{pattern: "GET /v1/nodes/{id}/state", roles: []string{apiv1.RoleNode, apiv1.RoleViewer, apiv1.RoleOperator}, ownNode: true, mode: leaderRead, handle: s.nodeState},
+		{pattern: "PUT /v1/nodes/{id}/facts", roles: nodes, ownNode: true, mode: leaderWrite, audit: true, handle: s.putFacts},
+		{pattern: "POST /v1/nodes/{id}/heartbeat", roles: nodes, ownNode: true, mode: leaderWrite, handle: s.heartbeat},
+		{pattern: "PUT /v1/nodes/{id}/report", roles: nodes, ownNode: true, mode: leaderWrite, audit: true, handle: s.putReport},
+		{pattern: "POST /v1/join", anonymous: true, mode: leaderWrite, audit: true, handle: s.join},
+		{pattern: "POST /v1/tokens", mode: leaderWrite, audit: true, handle: s.createToken},
+		{pattern: "POST /v1/certs", mode: leaderWrite, audit: true, handle: s.issueCert},
+		{pattern: "GET /v1/members", roles: readers, mode: leaderRead, handle: s.listMembers},
+		{pattern: "POST /v1/members", roles: []string{apiv1.RoleController}, mode: leaderWrite, audit: true, handle: s.addMember},
+		{pattern: "DELETE /v1/members/{id}", mode: leaderWrite, audit: true, handle: s.removeMember},
+		{pattern: "GET /v1/snapshot", mode: leaderRead, handle: s.saveSnapshot},
+		{pattern: "PUT /v1/snapshot", mode: leaderWrite, audit: true, maxBody: MaxSnapshotBody, handle: s.restoreSnapshot},
+		{pattern: "GET /v1/audit", roles: readers, mode: leaderRead, handle: s.listAudit},
+	}
+}
+
+// buildMux registers the routing table and a JSON 404 for everything else.
+func (s *Server) buildMux(reg *prometheus.Registry) *http.ServeMux {
+	mux := http.NewServeMux()
+	for _, rt := range s.routes(reg) {
+		mux.Handle(rt.pattern, s.wrap(rt))
+	}
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, notFound("no route %s %s", r.Method, r.URL.Path))
+	})
+	return mux
+}
+
+// allows reports whether role may call rt (before the per-object checks
+// handlers make).
+func (rt *route) allows(role string) bool {
+	if role == apiv1.RoleClusterAdmin {
+		return true
+	}
+	if !knownRole(role) {
+		return false
+	}
+	if rt.anyRole {
+		return true
+	}
+	for _, r := range rt.roles {
+		if r == role {
+			return true
+		}
+	}
+	return false
+}

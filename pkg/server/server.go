@@ -1,0 +1,137 @@
+package server
+
+import (
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"kcore.dev/kcore/pkg/apiv1"
+	"kcore.dev/kcore/pkg/pki"
+	"kcore.dev/kcore/pkg/secrets"
+)
+
+// Config configures a Server.
+type Config struct {
+	// Backend is the replicated state. Required.
+	Backend Backend
+	// CA is the controller CA: it signs node certificates at join and
+	// people's certificates. Required.
+	CA *pki.CA
+	// Keyring seals Secret objects and opens secret NodeState files. Required.
+	Keyring *secrets.Keyring
+	// ForwardTLS is the client TLS config used to forward requests to the
+	// leader: this replica's own certificate (role controller) and the CA.
+	// Nil disables forwarding: followers answer 503 no-leader instead.
+	ForwardTLS *tls.Config
+	// Logger receives request errors; nil discards.
+	Logger *slog.Logger
+	// Now is the clock for token expiry, audit stamps and command stamps;
+	// nil means time.Now.
+	Now func() time.Time
+	// MaxBody is the request body limit; 0 means DefaultMaxBody.
+	MaxBody int64
+	// Registerer receives the server's metrics; nil means a new registry
+	// served on /metrics.
+	Registry *prometheus.Registry
+	// CertValidity is how long issued node and user certificates are valid;
+	// 0 means one year.
+	CertValidity time.Duration
+}
+
+// Server is the controller's HTTP API.
+type Server struct {
+	backend   Backend
+	ca        *pki.CA
+	keyring   *secrets.Keyring
+	log       *slog.Logger
+	now       func() time.Time
+	maxBody   int64
+	validity  time.Duration
+	forwarder *http.Client
+	metrics   *metrics
+	mux       *http.ServeMux
+
+	seenMu   sync.Mutex
+	lastSeen map[string]time.Time
+}
+
+// New returns a Server for cfg.
+func New(cfg Config) (*Server, error) {
+	if cfg.Backend == nil || cfg.CA == nil || cfg.Keyring == nil {
+		return nil, errors.New("new server: backend, ca and keyring are required")
+	}
+	s := &Server{
+		backend:  cfg.Backend,
+		ca:       cfg.CA,
+		keyring:  cfg.Keyring,
+		log:      cfg.Logger,
+		now:      cfg.Now,
+		maxBody:  cfg.MaxBody,
+		validity: cfg.CertValidity,
+		lastSeen: map[string]time.Time{},
+	}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	if s.maxBody == 0 {
+		s.maxBody = DefaultMaxBody
+	}
+	if s.validity == 0 {
+		s.validity = 365 * 24 * time.Hour
+	}
+	if cfg.ForwardTLS != nil {
+		s.forwarder = &http.Client{Transport: &http.Transport{
+			TLSClientConfig:     cfg.ForwardTLS,
+			TLSHandshakeTimeout: 10 * time.Second,
+			IdleConnTimeout:     90 * time.Second,
+			ForceAttemptHTTP2:   true,
+		}}
+	}
+	reg := cfg.Registry
+	if reg == nil {
+		reg = prometheus.NewRegistry()
+	}
+	m, err := newMetrics(reg, s)
+	if err != nil {
+		return nil, fmt.Errorf("new server: %w", err)
+	}
+	s.metrics = m
+	s.mux = s.buildMux(reg)
+	return s, nil
+}
+
+// Handler returns the API's HTTP handler.
+func (s *Server) Handler() http.Handler { return s.mux }
+
+// HTTPServer returns an http.Server for the handler with the API's timeouts.
+// The write timeout leaves room for the longest blocking query.
+func (s *Server) HTTPServer(tlsConfig *tls.Config) *http.Server {
+	return &http.Server{
+		Handler:           s.mux,
+		TLSConfig:         tlsConfig,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       5 * time.Minute,
+		WriteTimeout:      apiv1.MaxWait + time.Minute,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
+	}
+}
+
+// LastSeen returns when node id last sent a heartbeat to this replica
+// (meaningful on the leader, where followers forward heartbeats).
+func (s *Server) LastSeen(id string) (time.Time, bool) {
+	s.seenMu.Lock()
+	defer s.seenMu.Unlock()
+	t, ok := s.lastSeen[id]
+	return t, ok
+}

@@ -1,0 +1,6 @@
+// Package security holds the controller API's security tests: real HTTPS
+// servers on 127.0.0.1:0 over in-process raft replicas (tests/harness),
+// real certificates from pkg/pki, and checks that unauthenticated,
+// foreign, unauthorized, oversized and malformed requests are refused,
+// audited where the caller was known, and change nothing.
+package security
