@@ -35,6 +35,11 @@ see what will happen with 'kctl kubernetes plan', and make it so with
 		newSchemasCmd(s),
 		newExplainCmd(s),
 		newCompletionCmd(s),
+		newControllerGroupCmd(s),
+		newConfigCmd(s),
+		newNodeCmd(s),
+		newCertCmd(s),
+		newAuditCmd(s),
 	)
 	return root
 }
