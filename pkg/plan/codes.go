@@ -56,7 +56,6 @@ const (
 	StepDrain        = "drain"
 	StepAddMember    = "add-member"
 	StepRemoveMember = "remove-member"
-	StepRecord       = "record"
 )
 
 // Blocking issue codes. docs/plan.md explains each with its fix.

@@ -3,6 +3,7 @@ package plan
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	"kcore.dev/kcore/pkg/api"
 )
@@ -74,6 +75,9 @@ func collectJobs(in Input, e *env, p *Plan) []job {
 		jobs[name] = &job{name: name, action: ActionDelete, stored: st, phase: e.phase[name]}
 	}
 	for _, d := range in.Desired {
+		if d == nil {
+			continue
+		}
 		c := prepared(d)
 		name := c.Metadata.Name
 		if jobs[name] != nil {
@@ -114,14 +118,6 @@ func collectJobs(in Input, e *env, p *Plan) []job {
 	for _, j := range jobs {
 		out = append(out, *j)
 	}
-	slices.SortFunc(out, func(a, b job) int {
-		if a.name < b.name {
-			return -1
-		}
-		if a.name > b.name {
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(out, func(a, b job) int { return strings.Compare(a.name, b.name) })
 	return out
 }

@@ -72,9 +72,7 @@ func rules() []rule {
 			{onControlPlanes, ComponentScheduler, StepRestart, DisruptionRestartUnit, text("its kubeconfig points at the new API port")},
 			restartKubelet,
 		}},
-		{key: "spec.apiServerEndpoint", when: func(c change, cur *api.KubernetesCluster) bool {
-			return ciliumOn(c, cur)
-		}, effects: []effect{reinstall}},
+		{key: "spec.apiServerEndpoint", when: ciliumOn, effects: []effect{reinstall}},
 		{key: "spec.apiServerEndpoint", when: func(c change, cur *api.KubernetesCluster) bool {
 			return portChanged(c, cur) && cur.Spec.HighAvailability.Enabled && cur.Spec.HighAvailability.HealthCheckEnabled()
 		}, effects: []effect{{onControlPlanes, ComponentKeepalived, StepRestart, DisruptionRestartUnit, text("its /readyz check follows the new API port")}}},

@@ -93,7 +93,8 @@ func (b *builder) scaleRemoveSteps(s *stepper, st, next *api.KubernetesCluster, 
 	for _, m := range st.Spec.WorkerNodes {
 		if slices.Contains(req.Remove, m.NodeID) {
 			s.add(m.NodeID, ComponentKubelet, StepDrain, DisruptionDrain, "cordon and drain "+m.NodeID+"; its pods move to other nodes")
-			s.add(m.NodeID, ComponentKubelet, StepStop, DisruptionRestartUnit, "stop kubelet and delete node "+m.NodeID+" from Kubernetes")
+			s.add(m.NodeID, ComponentKubelet, StepStop, DisruptionRestartUnit, "stop kubelet")
+			s.add(m.NodeID, ComponentMembership, StepRemove, DisruptionNone, "delete the Node object "+m.NodeID+" from Kubernetes")
 			b.hostCleanupSteps(s, st, m.NodeID)
 		}
 	}
@@ -129,7 +130,8 @@ func (b *builder) scaleRemoveSteps(s *stepper, st, next *api.KubernetesCluster, 
 		s.add(id, ComponentAPIServer, StepStop, DisruptionRestartUnit, "")
 		s.add(id, ComponentControllerManager, StepStop, DisruptionRestartUnit, "")
 		s.add(id, ComponentScheduler, StepStop, DisruptionRestartUnit, "")
-		s.add(id, ComponentKubelet, StepStop, DisruptionRestartUnit, "stop kubelet and delete node "+id+" from Kubernetes")
+		s.add(id, ComponentKubelet, StepStop, DisruptionRestartUnit, "stop kubelet")
+		s.add(id, ComponentMembership, StepRemove, DisruptionNone, "delete the Node object "+id+" from Kubernetes")
 		b.hostCleanupSteps(s, st, id)
 	}
 	b.scaleFollowUps(s, st, next, req)
