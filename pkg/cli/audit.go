@@ -107,7 +107,7 @@ func printAudit(s Streams, entries []apiv1.AuditEntry) error {
 		if e.Code != "" {
 			result += " " + e.Code
 		}
-		if err := row(tw, e.Time, who, role, auditAction(e), object, result); err != nil {
+		if err := row(tw, auditTime(e.Time), who, role, auditAction(e), object, result); err != nil {
 			return err
 		}
 	}
@@ -121,4 +121,14 @@ func auditAction(e apiv1.AuditEntry) string {
 		return e.Route
 	}
 	return e.Method + " " + e.Route
+}
+
+// auditTime shortens a leader stamp to whole seconds in UTC; a stamp that
+// does not parse is shown as it is.
+func auditTime(stamp string) string {
+	t, err := time.Parse(time.RFC3339Nano, stamp)
+	if err != nil {
+		return stamp
+	}
+	return t.UTC().Format(time.RFC3339)
 }

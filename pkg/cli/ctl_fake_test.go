@@ -69,9 +69,9 @@ func (f *fakeController) serve(w http.ResponseWriter, r *http.Request) {
 	switch r.Method + " " + r.URL.Path {
 	case "GET /v1/members":
 		fakeJSON(w, 200, []apiv1.Member{
-			{ID: "controller-0", RaftAddr: "10.0.0.1:7000", HTTPAddr: "10.0.0.1:7443", Suffrage: "Voter", Leader: true},
-			{ID: "controller-1", RaftAddr: "10.0.0.2:7000", HTTPAddr: "10.0.0.2:7443", Suffrage: "Voter"},
-			{ID: "controller-2", RaftAddr: "10.0.0.3:7000", Suffrage: "Nonvoter"},
+			{ID: "controller-0", RaftAddr: "10.0.0.1:7000", HTTPAddr: "10.0.0.1:7443", Suffrage: "voter", Leader: true},
+			{ID: "controller-1", RaftAddr: "10.0.0.2:7000", HTTPAddr: "10.0.0.2:7443", Suffrage: "voter"},
+			{ID: "controller-2", RaftAddr: "10.0.0.3:7000", Suffrage: "nonvoter"},
 		})
 	case "POST /v1/members":
 		fakeJSON(w, 200, apiv1.WriteResponse{Index: 9})
@@ -100,7 +100,7 @@ func (f *fakeController) serve(w http.ResponseWriter, r *http.Request) {
 	case "GET /v1/audit":
 		fakeJSON(w, 200, []apiv1.AuditEntry{
 			{Time: "2026-11-29T21:00:00Z", ID: "a1", Subject: "admin", Role: "cluster-admin", Method: "PUT", Route: "PUT /v1/objects/{kind}/{name...}", Object: "KubernetesCluster/lab", Result: 200},
-			{Time: "2026-11-29T21:01:00Z", ID: "a2", Subject: "alice", Role: "viewer", Method: "PUT", Route: "PUT /v1/objects/{kind}/{name...}", Object: "KubernetesCluster/lab", Result: 403, Code: "forbidden"},
+			{Time: "2026-11-29T21:01:00.123456789Z", ID: "a2", Subject: "alice", Role: "viewer", Method: "PUT", Route: "PUT /v1/objects/{kind}/{name...}", Object: "KubernetesCluster/lab", Result: 403, Code: "forbidden"},
 			{Time: "2026-11-29T21:02:00Z", ID: "a3", Method: "POST", Route: "POST /v1/join", Result: 401, Code: "unauthenticated"},
 		})
 	case "GET /v1/snapshot":
