@@ -32,6 +32,9 @@ const (
 	FrontProxyClientCommonName  = "front-proxy-client"
 )
 
+// ErrNoAdmin is returned when no control plane has an admin certificate yet.
+var ErrNoAdmin = errors.New("no admin certificate")
+
 // ErrBadCluster is returned when a cluster's addresses or CIDRs cannot be parsed.
 var ErrBadCluster = errors.New("invalid cluster for certificates")
 
@@ -83,6 +86,18 @@ type NodeSecrets struct {
 	KubeletServing KeyPair `json:"kubeletServing"`
 	// KubeProxy is kube-proxy's client certificate; only in bridge mode.
 	KubeProxy KeyPair `json:"kubeProxy,omitzero"`
+}
+
+// AdminKubeconfig is a cluster-admin kubeconfig for c (server = the API
+// endpoint), with the admin certificate of the first control plane that has
+// one, for the controller's own use (health checks, kubectl).
+func (s *ClusterSecrets) AdminKubeconfig(c *api.KubernetesCluster) (string, error) {
+	for _, n := range c.Spec.ControlPlaneNodes {
+		if cp := s.ControlPlanes[n.NodeID]; cp != nil && len(cp.Admin.CertPEM) > 0 {
+			return Kubeconfig(c.Metadata.Name, c.Spec.APIServerEndpoint, s.CA.CertPEM, AdminCommonName, cp.Admin), nil
+		}
+	}
+	return "", fmt.Errorf("admin kubeconfig for %s: %w", c.Metadata.Name, ErrNoAdmin)
 }
 
 // IssueClusterSecrets issues every CA, key and certificate of c.

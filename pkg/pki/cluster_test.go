@@ -4,7 +4,9 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
+	"errors"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -181,5 +183,23 @@ func TestFirstServiceIP(t *testing.T) {
 	}
 	if _, err := FirstServiceIP("nope"); err == nil {
 		t.Error("FirstServiceIP accepted garbage")
+	}
+}
+
+func TestAdminKubeconfig(t *testing.T) {
+	c := labCluster()
+	if _, err := (&ClusterSecrets{}).AdminKubeconfig(c); !errors.Is(err, ErrNoAdmin) {
+		t.Fatalf("empty secrets: %v, want ErrNoAdmin", err)
+	}
+	s, err := IssueClusterSecrets(c, testNow())
+	if err != nil {
+		t.Fatal(err)
+	}
+	kc, err := s.AdminKubeconfig(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(kc, "server: https://192.168.40.200:6443") || !strings.Contains(kc, "kcore-admin@lab") {
+		t.Fatalf("admin kubeconfig:\n%s", kc)
 	}
 }
