@@ -81,9 +81,12 @@ func (r *renderer) ciliumArgs() []string {
 }
 
 // ciliumInstall renders, on the bootstrap control plane only, the oneshot
-// that installs Cilium (cilium install is not idempotent, so it runs once per
-// input change on one node, not on every control plane) and, when pools are
-// set, the L2 pool and policy and the task that applies them.
+// that installs Cilium and, when pools are set, the L2 pool and policy and
+// the task that applies them. cilium install is not idempotent (a second run
+// finds the release installed and fails), so it runs on one node, and its
+// input hash covers only its argv and environment: renewing the admin
+// credentials must not reinstall Cilium, while a changed flag (VIP, MTU,
+// pools) re-runs it.
 func (r *renderer) ciliumInstall(b *builder) error {
 	b.unit(api.Unit{
 		Name:    UnitCilium,
@@ -92,7 +95,7 @@ func (r *renderer) ciliumInstall(b *builder) error {
 		After:   []string{UnitAPIServer},
 		Restart: api.RestartOnFailure,
 		Oneshot: true,
-	}, []string{AdminKubeconfigPath})
+	}, nil)
 	pools := r.c.Spec.Cilium.LoadBalancerIPPools
 	if len(pools) == 0 {
 		return nil
