@@ -1,17 +1,118 @@
 package cli
 
-import "github.com/spf13/cobra"
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"kcore.dev/kcore/pkg/controller"
+	"kcore.dev/kcore/pkg/version"
+)
+
+const controllerLong = `kcore-controller is one replica of kcore's Raft-replicated controller: the
+source of truth for every KubernetesCluster, ClusterUpdate and node. It serves
+the HTTPS API (mutual TLS, roles from client certificates) that kctl and the
+node agents use, and replicates every write through Raft (TLS between
+replicas, certificates with role controller).
+
+Credentials come from 'kctl controller init', which writes one directory per
+controller address (ca.crt, ca.key, server.crt, server.key, encryption.key).
+
+One replica (the embedded default; no fault tolerance):
+
+  kctl controller init --name home --controller 127.0.0.1:7443
+  kcore-controller --pki-dir kcore-pki/controller-0 --data-dir /var/lib/kcore \
+      --listen 127.0.0.1:7443 --bootstrap
+  kctl controller members
+
+Three replicas (survives the loss of one), on hosts 10.0.0.1-3:
+
+  kctl controller init --name prod \
+      --controller 10.0.0.1:7443 --controller 10.0.0.2:7443 --controller 10.0.0.3:7443
+  # copy kcore-pki/controller-<i>/ to host i, then:
+  host 1: kcore-controller --pki-dir pki --data-dir /var/lib/kcore --listen 10.0.0.1:7443 --bootstrap
+  host 2: kcore-controller --pki-dir pki --data-dir /var/lib/kcore --listen 10.0.0.2:7443 --join 10.0.0.1:7443
+  host 3: kcore-controller --pki-dir pki --data-dir /var/lib/kcore --listen 10.0.0.3:7443 --join 10.0.0.1:7443
+
+--bootstrap only forms a cluster on an empty data dir; restarting a replica
+needs neither flag (its data dir remembers the cluster). Raft listens on the
+API port + 1 unless --raft-listen says otherwise. Listening on 0.0.0.0 needs
+--advertise with an address the other replicas and kctl can reach.
+
+Five replicas work the same way (survives the loss of two). Remove a replica
+for good with 'kctl controller remove ID'; a removal that would lose quorum is
+refused.`
 
 // NewController returns kcore-controller's root command.
 func NewController(s Streams) *cobra.Command {
+	var (
+		cfg      controller.Config
+		logLevel string
+	)
 	root := &cobra.Command{
-		Use:           "kcore-controller",
+		Use:           "kcore-controller --pki-dir DIR --data-dir DIR --listen ADDR (--bootstrap | --join ADDR)",
 		Short:         "kcore's Raft-replicated controller",
+		Long:          controllerLong,
+		Args:          cobra.NoArgs,
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			level, err := parseControllerLogLevel(logLevel)
+			if err != nil {
+				return err
+			}
+			cfg.Logger = slog.New(slog.NewTextHandler(s.Err, &slog.HandlerOptions{Level: level}))
+			ctx := cmd.Context()
+			if ctx == nil {
+				ctx = context.Background()
+			}
+			ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			cfg.Logger.Info("starting kcore-controller", "version", version.Version, "schema", version.Schema)
+			return controller.Run(ctx, cfg)
+		},
 	}
 	root.SetIn(s.In)
 	root.SetOut(s.Out)
 	root.SetErr(s.Err)
+	f := root.Flags()
+	f.StringVar(&cfg.DataDir, "data-dir", "", "directory for the raft log and snapshots (required)")
+	f.StringVar(&cfg.Listen, "listen", "", "HTTPS API listen address, e.g. 10.0.0.1:7443 (required)")
+	f.StringVar(&cfg.Advertise, "advertise", "", "API address other replicas and clients use (default: --listen)")
+	f.StringVar(&cfg.RaftListen, "raft-listen", "", "raft listen address (default: --listen host, port + 1)")
+	f.StringVar(&cfg.RaftAdvertise, "raft-advertise", "", "raft address other replicas dial (default: --advertise host, raft port)")
+	f.StringVar(&cfg.ID, "id", "", "this replica's raft id (default: --advertise)")
+	f.BoolVar(&cfg.Bootstrap, "bootstrap", false, "form a new cluster with this replica as its first voter (empty data dir only)")
+	f.StringArrayVar(&cfg.Join, "join", nil, "API address of an existing replica to join through (repeatable)")
+	f.StringVar(&cfg.PKIDir, "pki-dir", "", "directory with ca.crt, ca.key, server.crt, server.key from 'kctl controller init' (required)")
+	f.StringVar(&cfg.EncryptionKeyFile, "encryption-key", "", "32-byte secrets key file (default: PKI_DIR/encryption.key)")
+	f.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn or error")
+	root.AddCommand(newControllerVersionCmd(s))
 	return root
+}
+
+func newControllerVersionCmd(s Streams) *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print the kcore-controller version",
+		Args:  cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			_, err := fmt.Fprintf(s.Out, "kcore-controller %s (schema %d)\n", version.Version, version.Schema)
+			return err
+		},
+	}
+}
+
+func parseControllerLogLevel(s string) (slog.Level, error) {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(strings.ToUpper(s))); err != nil {
+		return 0, fmt.Errorf("parse --log-level %q: want debug, info, warn or error", s)
+	}
+	return l, nil
 }
