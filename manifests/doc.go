@@ -1,0 +1,6 @@
+// Package manifests holds the Kubernetes manifests kcore applies to its
+// clusters, embedded in the binaries: the local-path provisioner, the Cilium
+// L2 pool and announcement policy, CoreDNS and the bootstrap RBAC. Each is a
+// text/template (or plain YAML) rendered by a function here, deterministic for
+// the same input.
+package manifests
