@@ -1,0 +1,113 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"kcore.dev/kcore/pkg/client"
+	"kcore.dev/kcore/pkg/controller"
+)
+
+// startController runs a real single-replica controller in process from the
+// PKI of kctl controller init, listening on a port the kernel picks, and
+// points the kctl context at it.
+func startController(t *testing.T, e *kctlEnv, pkiDir string) *controller.Controller {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	c, err := controller.Start(ctx, controller.Config{
+		DataDir:      filepath.Join(e.dir, "data"),
+		Listen:       "127.0.0.1:0",
+		Bootstrap:    true,
+		PKIDir:       pkiDir,
+		FastTimeouts: true,
+	})
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cancel()
+		if err := c.Close(); err != nil {
+			t.Errorf("close controller: %v", err)
+		}
+	})
+	cfg := e.load()
+	x, err := cfg.Current()
+	if err != nil {
+		t.Fatal(err)
+	}
+	x.Controllers = []string{"https://" + c.HTTPAddr()}
+	if err := cfg.Save(e.config); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// TestControllerEndToEnd is the README's first steps: kctl controller init,
+// kcore-controller --bootstrap, kctl controller members; then a join token,
+// a viewer's certificate that cannot write, the audit trail of the refusal,
+// the last voter's removal refused, and a snapshot round trip.
+func TestControllerEndToEnd(t *testing.T) {
+	e := newKctlEnv(t)
+	pkiDir := filepath.Join(e.dir, "pki")
+	e.must("controller", "init", "--name", "lab", "--controller", "127.0.0.1:7443", "--out", pkiDir)
+	ctl := startController(t, e, filepath.Join(pkiDir, "controller-0"))
+
+	members := e.must("controller", "members")
+	lines := strings.Split(strings.TrimSpace(members), "\n")
+	if len(lines) != 2 || !strings.HasPrefix(lines[0], "ID ") {
+		t.Fatalf("members:\n%s", members)
+	}
+	fields := strings.Fields(lines[1])
+	if len(fields) != 5 || fields[2] != ctl.HTTPAddr() || fields[1] != ctl.RaftAddr() || !strings.EqualFold(fields[3], "voter") || fields[4] != "*" {
+		t.Fatalf("members row %q, want one voting leader at %s (raft %s)", lines[1], ctl.HTTPAddr(), ctl.RaftAddr())
+	}
+
+	token := e.must("node", "token", "create", "--ttl", "10m")
+	tok := strings.SplitN(token, "\n", 2)[0]
+	if tok == "" || !strings.Contains(token, "--join-token "+tok) {
+		t.Fatalf("token output:\n%s", token)
+	}
+
+	e.must("cert", "issue", "--role", "viewer", "--name", "alice")
+	cfg := e.load()
+	viewerCtx, err := cfg.Context("alice@lab")
+	if err != nil {
+		t.Fatal(err)
+	}
+	viewer, err := clientFor(viewerCtx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer viewer.Close()
+	ctx := t.Context()
+	if _, err := viewer.Put(ctx, "KubernetesCluster", "lab", []byte(`{}`), nil); !errors.Is(err, client.ErrForbidden) {
+		t.Fatalf("viewer PUT = %v, want ErrForbidden", err)
+	}
+	if out := e.must("--context", "alice@lab", "controller", "members"); !strings.Contains(out, ctl.HTTPAddr()) {
+		t.Fatalf("viewer cannot read members:\n%s", out)
+	}
+	if _, _, err := e.run("--context", "alice@lab", "node", "token", "create"); !errors.Is(err, client.ErrForbidden) {
+		t.Fatalf("viewer token create = %v, want ErrForbidden", err)
+	}
+
+	audit := e.must("audit", "--object", "KubernetesCluster/lab")
+	if !strings.Contains(audit, "alice") || !strings.Contains(audit, "403 forbidden") {
+		t.Fatalf("audit does not show alice's refused PUT:\n%s", audit)
+	}
+
+	_, _, err = e.run("controller", "remove", strings.Fields(lines[1])[0])
+	if err == nil || !strings.Contains(err.Error(), "refused to remove") {
+		t.Fatalf("removing the last voter = %v", err)
+	}
+
+	snap := filepath.Join(e.dir, "state.snap")
+	e.must("controller", "snapshot", "save", snap)
+	e.must("controller", "snapshot", "restore", "--yes", snap)
+	if out := e.must("controller", "members"); !strings.Contains(out, "*") {
+		t.Fatalf("members after restore:\n%s", out)
+	}
+}
