@@ -16,6 +16,7 @@ func (r *renderer) kubelet(b *builder, m api.ClusterNode, controlPlane bool) err
 		"kubelet",
 		"--config=" + KubeletConfigPath,
 		"--kubeconfig=" + KubeletKubeconfigPath,
+		"--root-dir=" + KubeletRootDir,
 		"--hostname-override=" + m.NodeID,
 		"--node-ip=" + m.AdvertiseAddress,
 	}

@@ -8,6 +8,7 @@ const (
 	SchedulerKubeconfigPath         = "/etc/kubernetes/scheduler.conf"
 	KubeletKubeconfigPath           = "/etc/kubernetes/kubelet.conf"
 	KubeletConfigPath               = "/var/lib/kubelet/config.yaml"
+	KubeletRootDir                  = "/var/lib/kubelet"
 	KubeProxyKubeconfigPath         = "/etc/kubernetes/kube-proxy.conf"
 	KubeProxyConfigPath             = "/var/lib/kube-proxy/config.yaml"
 	KeepalivedConfigPath            = "/etc/keepalived/keepalived.conf"
