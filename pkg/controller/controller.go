@@ -264,5 +264,6 @@ func Run(ctx context.Context, cfg Config) error {
 		return err
 	}
 	werr := c.Wait(ctx)
+	c.log.Info("controller replica stopping", "id", c.node.ID())
 	return errors.Join(werr, c.Close())
 }

@@ -36,8 +36,8 @@ type Config struct {
 	Now func() time.Time
 	// MaxBody is the request body limit; 0 means DefaultMaxBody.
 	MaxBody int64
-	// Registerer receives the server's metrics; nil means a new registry
-	// served on /metrics.
+	// Registry receives the server's metrics and is what /metrics serves;
+	// nil means a new registry of the server's own.
 	Registry *prometheus.Registry
 	// CertValidity is how long issued node and user certificates are valid;
 	// 0 means one year.
