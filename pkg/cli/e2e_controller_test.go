@@ -34,15 +34,7 @@ func startController(t *testing.T, e *kctlEnv, pkiDir string) *controller.Contro
 			t.Errorf("close controller: %v", err)
 		}
 	})
-	cfg := e.load()
-	x, err := cfg.Current()
-	if err != nil {
-		t.Fatal(err)
-	}
-	x.Controllers = []string{"https://" + c.HTTPAddr()}
-	if err := cfg.Save(e.config); err != nil {
-		t.Fatal(err)
-	}
+	setControllers(t, e, c.HTTPAddr())
 	return c
 }
 
