@@ -21,10 +21,13 @@ type builder struct {
 }
 
 // pendingUnit is a unit and the files and extra strings its hash covers.
+// hashArgv, when set, replaces argv in the hash (flags the process reads only
+// on its first start are left out).
 type pendingUnit struct {
-	unit  api.Unit
-	reads []string
-	extra []string
+	unit     api.Unit
+	reads    []string
+	extra    []string
+	hashArgv []string
 }
 
 type pendingTask struct {
@@ -56,7 +59,11 @@ func (b *builder) finish() (*api.NodeState, error) {
 	}
 	sort.Slice(ns.Files, func(i, j int) bool { return ns.Files[i].Path < ns.Files[j].Path })
 	for _, p := range b.units {
-		h, err := b.inputHash(p.unit.Argv, p.unit.Env, p.reads, append([]string{p.unit.Restart, fmt.Sprint(p.unit.Oneshot)}, p.extra...))
+		argv := p.unit.Argv
+		if p.hashArgv != nil {
+			argv = p.hashArgv
+		}
+		h, err := b.inputHash(argv, p.unit.Env, p.reads, append([]string{p.unit.Restart, fmt.Sprint(p.unit.Oneshot)}, p.extra...))
 		if err != nil {
 			return nil, fmt.Errorf("render unit %s: %w", p.unit.Name, err)
 		}

@@ -11,11 +11,18 @@ import (
 func urlFor(addr string, port int) string { return fmt.Sprintf("https://%s:%d", addr, port) }
 
 // etcd renders the etcd member of a control plane. Membership is static: every
-// control-plane node, the first one bootstrapping.
+// control-plane node, the first one bootstrapping; with EtcdClusterExists a
+// member joins the running cluster instead. The --initial-* flags are left out
+// of the input hash: etcd reads them only on its first start, so a membership
+// change does not restart every member.
 func (r *renderer) etcd(b *builder, m api.ClusterNode) error {
 	initial := make([]string, 0, len(r.c.Spec.ControlPlaneNodes))
 	for _, n := range r.c.Spec.ControlPlaneNodes {
 		initial = append(initial, n.NodeID+"="+urlFor(n.AdvertiseAddress, EtcdPeerPort))
+	}
+	state := "new"
+	if r.opts.EtcdClusterExists {
+		state = "existing"
 	}
 	argv := []string{
 		"etcd",
@@ -27,7 +34,7 @@ func (r *renderer) etcd(b *builder, m api.ClusterNode) error {
 		"--advertise-client-urls=" + urlFor(m.AdvertiseAddress, EtcdClientPort),
 		"--initial-advertise-peer-urls=" + urlFor(m.AdvertiseAddress, EtcdPeerPort),
 		"--initial-cluster=" + strings.Join(initial, ","),
-		"--initial-cluster-state=new",
+		"--initial-cluster-state=" + state,
 		"--initial-cluster-token=" + r.c.Metadata.Name,
 		"--client-cert-auth=true",
 		"--trusted-ca-file=" + pkiPath("etcd/ca.crt"),
@@ -39,14 +46,24 @@ func (r *renderer) etcd(b *builder, m api.ClusterNode) error {
 		"--peer-key-file=" + pkiPath("etcd/peer.key"),
 		"--snapshot-count=10000",
 	}
-	b.unit(api.Unit{
-		Name:      UnitEtcd,
-		Argv:      argv,
-		Restart:   api.RestartAlways,
-		HealthURL: fmt.Sprintf("http://127.0.0.1:%d/health", EtcdMetricsPort),
-	}, []string{
-		pkiPath("etcd/ca.crt"), pkiPath("etcd/server.crt"), pkiPath("etcd/server.key"),
-		pkiPath("etcd/peer.crt"), pkiPath("etcd/peer.key"),
+	var hashArgv []string
+	for _, a := range argv {
+		if !strings.HasPrefix(a, "--initial-") {
+			hashArgv = append(hashArgv, a)
+		}
+	}
+	b.units = append(b.units, pendingUnit{
+		unit: api.Unit{
+			Name:      UnitEtcd,
+			Argv:      argv,
+			Restart:   api.RestartAlways,
+			HealthURL: fmt.Sprintf("http://127.0.0.1:%d/health", EtcdMetricsPort),
+		},
+		reads: []string{
+			pkiPath("etcd/ca.crt"), pkiPath("etcd/server.crt"), pkiPath("etcd/server.key"),
+			pkiPath("etcd/peer.crt"), pkiPath("etcd/peer.key"),
+		},
+		hashArgv: hashArgv,
 	})
 	return nil
 }

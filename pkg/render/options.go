@@ -35,6 +35,11 @@ type Options struct {
 	KubernetesVersion string
 	// EtcdDataDir defaults to /var/lib/etcd.
 	EtcdDataDir string
+	// EtcdClusterExists renders etcd with --initial-cluster-state=existing:
+	// set it once the cluster has bootstrapped, so a control plane added
+	// later (after etcdctl member add) joins instead of starting a new
+	// cluster. Members that already have data ignore the flag.
+	EtcdClusterExists bool
 	// CgroupDriver of kubelet, systemd (default) or cgroupfs.
 	CgroupDriver string
 	// ContainerRuntimeEndpoint defaults to containerd's socket.

@@ -563,3 +563,34 @@ func TestVRRPFirewallLoads(t *testing.T) {
 		t.Fatalf("after two loads the table has %d notrack rules, want 2:\n%s", got, out)
 	}
 }
+
+// TestEtcdMembershipChangeRestartsNoMember adds a control plane to a running
+// cluster: the newcomer joins (state existing) and no existing member's etcd
+// input hash changes, since etcd reads --initial-* only on first start.
+func TestEtcdMembershipChangeRestartsNoMember(t *testing.T) {
+	c := loadCluster(t, "lab")
+	s := fakeSecrets(c)
+	before, err := Render(c, s, testFacts(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Spec.ControlPlaneNodes = append(c.Spec.ControlPlaneNodes, api.ClusterNode{NodeID: "node-109", AdvertiseAddress: "192.168.40.109", Iface: "enp6s0"})
+	after, err := Render(c, fakeSecrets(c), testFacts(), Options{EtcdClusterExists: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"node-105", "node-107"} {
+		if unitByName(before[id], UnitEtcd).InputHash != unitByName(after[id], UnitEtcd).InputHash {
+			t.Errorf("%s: etcd input hash changed on a membership change", id)
+		}
+	}
+	argv := strings.Join(unitByName(after["node-109"], UnitEtcd).Argv, " ")
+	for _, want := range []string{
+		"--initial-cluster-state=existing",
+		"--initial-cluster=node-105=https://192.168.40.105:2380,node-107=https://192.168.40.107:2380,node-109=https://192.168.40.109:2380",
+	} {
+		if !strings.Contains(argv, want) {
+			t.Errorf("joining etcd argv lacks %s: %s", want, argv)
+		}
+	}
+}
