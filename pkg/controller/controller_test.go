@@ -88,8 +88,8 @@ func members(c *http.Client, addr string) ([]apiv1.Member, error) {
 	return ms, json.NewDecoder(resp.Body).Decode(&ms)
 }
 
-// TestBootstrapAndJoin runs two real replicas (TLS API, TLS raft) from PKI
-// files: the first bootstraps, the second joins through the first's API.
+// TestBootstrapAndJoin runs three real replicas (TLS API, TLS raft) from PKI
+// files: the first bootstraps, the others join through a member's API.
 func TestBootstrapAndJoin(t *testing.T) {
 	ca, err := pki.NewCA("kcore", time.Now(), time.Hour)
 	if err != nil {
@@ -143,6 +143,26 @@ func TestBootstrapAndJoin(t *testing.T) {
 		}
 		return nil
 	})
+	// A third replica joins through the follower, which forwards the join
+	// to the leader on the joining replica's behalf.
+	third, err := Start(ctx, Config{
+		DataDir: t.TempDir(), Listen: "127.0.0.1:0", PKIDir: writePKI(t, ca, key),
+		Join: []string{second.HTTPAddr()}, FastTimeouts: true,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { third.Close() })
+	poll(t, func() error {
+		ms, err := members(admin, first.HTTPAddr())
+		if err != nil {
+			return err
+		}
+		if len(ms) != 3 {
+			return fmt.Errorf("members %+v: want 3", ms)
+		}
+		return nil
+	})
 	// A write on the follower is forwarded and replicated back over TLS raft.
 	req, _ := http.NewRequest(http.MethodPut, "https://"+second.HTTPAddr()+apiv1.ObjectPath("Note", "n1"), jsonBody(`{"hello":"world"}`))
 	resp, err := admin.Do(req)
@@ -154,8 +174,10 @@ func TestBootstrapAndJoin(t *testing.T) {
 		t.Fatalf("forwarded write: status %d", resp.StatusCode)
 	}
 	poll(t, func() error {
-		if _, ok := second.Node().State().Get("Note", "n1"); !ok {
-			return errors.New("write not replicated to the follower")
+		for _, c := range []*Controller{first, second, third} {
+			if _, ok := c.Node().State().Get("Note", "n1"); !ok {
+				return fmt.Errorf("write not replicated to %s", c.HTTPAddr())
+			}
 		}
 		return nil
 	})
