@@ -170,3 +170,24 @@ func TestRefusesServerFromAnotherCA(t *testing.T) {
 		t.Fatal("client trusted a controller from another CA")
 	}
 }
+
+func TestHealthOfAsksOneController(t *testing.T) {
+	p := newTestPKI(t)
+	var hits atomic.Int32
+	up := p.serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		writeJSON(w, 200, apiv1.Health{Role: apiv1.StateFollower, ID: "controller-1", Peers: []apiv1.Member{}})
+	}))
+	c := p.client(t, addrOf(up))
+	down := closedAddr(t)
+	if _, err := c.HealthOf(context.Background(), "https://"+down); err == nil {
+		t.Fatal("HealthOf a closed address succeeded")
+	}
+	if hits.Load() != 0 {
+		t.Fatal("HealthOf failed over to another controller")
+	}
+	h, err := c.HealthOf(context.Background(), addrOf(up))
+	if err != nil || h.Role != apiv1.StateFollower {
+		t.Fatalf("HealthOf = %+v, %v", h, err)
+	}
+}
