@@ -1,0 +1,195 @@
+package render
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"kcore.dev/kcore/pkg/api"
+)
+
+// referenceCiliumArgs is the reference's cilium install for the lab cluster.
+func referenceCiliumArgs() []string {
+	return []string{"cilium", "install", "--namespace", "kube-system",
+		"--set", "ipam.mode=kubernetes",
+		"--set", "kubeProxyReplacement=true",
+		"--set", "bpf.masquerade=true",
+		"--set", "routingMode=native",
+		"--set", "autoDirectNodeRoutes=true",
+		"--set", "ipv4NativeRoutingCIDR=10.244.0.0/16",
+		"--set", "mtu=1500",
+		"--set", "l2announcements.enabled=true",
+		"--set", "k8sServiceHost=192.168.40.200",
+		"--set", "k8sServicePort=6443",
+		"--set", "devices[0]=enp6s0",
+	}
+}
+
+// referenceSpec returns the reference text when the shared spec is beside the
+// repository (it is in the workplace and in CI), or skips.
+func referenceSpec(t *testing.T) string {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join("..", "..", "..", "shared", "spec", "kubernetes-reference.txt"))
+	if err != nil {
+		t.Skipf("reference text not beside the repository: %v", err)
+	}
+	return string(raw)
+}
+
+func TestCiliumFlagsEqualReference(t *testing.T) {
+	c, states := renderCase(t, "lab", Options{})
+	u := unitByName(states["node-105"], UnitCilium)
+	if u == nil {
+		t.Fatal("no cilium unit on the bootstrap control plane")
+	}
+	if !slices.Equal(u.Argv, referenceCiliumArgs()) {
+		t.Fatalf("cilium argv:\n got %q\nwant %q", u.Argv, referenceCiliumArgs())
+	}
+	if u.Env["KUBECONFIG"] != AdminKubeconfigPath || !u.Oneshot {
+		t.Fatalf("cilium unit env %v oneshot %t", u.Env, u.Oneshot)
+	}
+	for _, id := range []string{"node-107", "node-103"} {
+		if unitByName(states[id], UnitCilium) != nil {
+			t.Errorf("%s runs cilium install; only the bootstrap control plane does", id)
+		}
+	}
+	args, err := CiliumInstallArgs(c)
+	if err != nil || !slices.Equal(args, u.Argv) {
+		t.Fatalf("CiliumInstallArgs = %q, %v", args, err)
+	}
+	t.Run("reference text", func(t *testing.T) {
+		ref := referenceSpec(t)
+		m := regexp.MustCompile(`(?s)\ncilium install (.*?)\n\n`).FindStringSubmatch(ref)
+		if m == nil {
+			t.Fatal("no cilium install block in the reference")
+		}
+		want := append([]string{"cilium", "install"}, strings.Fields(m[1])...)
+		if !slices.Equal(u.Argv, want) {
+			t.Fatalf("cilium argv:\n got %q\nwant %q", u.Argv, want)
+		}
+	})
+}
+
+func TestCiliumModes(t *testing.T) {
+	tests := []struct {
+		name    string
+		edit    func(*api.ClusterSpec)
+		want    []string
+		notWant []string
+	}{
+		{"tunnel geneve", func(s *api.ClusterSpec) { s.Cilium.Mode = "tunnel"; s.Cilium.Tunnel = "geneve" },
+			[]string{"routingMode=tunnel", "tunnelProtocol=geneve"}, []string{"routingMode=native", "autoDirectNodeRoutes=true"}},
+		{"tunnel default protocol", func(s *api.ClusterSpec) { s.Cilium.Mode = "tunnel" },
+			[]string{"routingMode=tunnel", "tunnelProtocol=vxlan"}, nil},
+		{"no pools", func(s *api.ClusterSpec) { s.Cilium.LoadBalancerIPPools = nil },
+			[]string{"routingMode=native"}, []string{"l2announcements.enabled=true"}},
+		{"two interfaces", func(s *api.ClusterSpec) { s.WorkerNodes[0].Iface = "eno1" },
+			[]string{"devices[0]=eno1", "devices[1]=enp6s0"}, nil},
+		{"mtu", func(s *api.ClusterSpec) { s.Cilium.MTU = 9000 }, []string{"mtu=9000"}, []string{"mtu=1500"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := loadCluster(t, "lab")
+			tt.edit(&c.Spec)
+			args, err := CiliumInstallArgs(c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, w := range tt.want {
+				if !slices.Contains(args, w) {
+					t.Errorf("lacks %s: %q", w, args)
+				}
+			}
+			for _, w := range tt.notWant {
+				if slices.Contains(args, w) {
+					t.Errorf("has %s: %q", w, args)
+				}
+			}
+		})
+	}
+	c := loadCluster(t, "lab")
+	c.Spec.Cilium.LoadBalancerIPPools = nil
+	states, err := Render(c, fakeSecrets(c), testFacts(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fileByPath(states["node-105"], CiliumL2Path) != nil || taskByName(states["node-105"], TaskCiliumL2) != nil {
+		t.Error("L2 pool rendered without loadBalancerIpPools")
+	}
+}
+
+func TestBridgeModeHasNoCilium(t *testing.T) {
+	_, bridge := renderCase(t, "bridge", Options{})
+	for id, ns := range bridge {
+		if unitByName(ns, UnitCilium) != nil || fileByPath(ns, CiliumL2Path) != nil {
+			t.Errorf("%s: cilium rendered in bridge mode", id)
+		}
+		if unitByName(ns, UnitKubeProxy) == nil || fileByPath(ns, BridgeCNIPath) == nil {
+			t.Errorf("%s: no kube-proxy or bridge CNI in bridge mode", id)
+		}
+	}
+	_, lab := renderCase(t, "lab", Options{})
+	for id, ns := range lab {
+		if unitByName(ns, UnitKubeProxy) != nil || fileByPath(ns, BridgeCNIPath) != nil {
+			t.Errorf("%s: kube-proxy or bridge CNI in cilium mode", id)
+		}
+	}
+}
+
+func TestNodePodCIDR(t *testing.T) {
+	tests := []struct {
+		cidr  string
+		index int
+		want  string
+		err   bool
+	}{
+		{"10.244.0.0/16", 0, "10.244.0.0/24", false},
+		{"10.244.0.0/16", 2, "10.244.2.0/24", false},
+		{"10.244.0.0/16", 255, "10.244.255.0/24", false},
+		{"10.244.0.0/16", 256, "", true},
+		{"10.0.0.0/8", 300, "10.1.44.0/24", false},
+		{"10.244.0.0/25", 0, "", true},
+		{"fd00::/64", 0, "", true},
+	}
+	for _, tt := range tests {
+		got, err := NodePodCIDR(tt.cidr, tt.index)
+		if (err != nil) != tt.err || got != tt.want {
+			t.Errorf("NodePodCIDR(%s, %d) = %q, %v", tt.cidr, tt.index, got, err)
+		}
+	}
+}
+
+func TestCiliumL2EqualsReference(t *testing.T) {
+	_, states := renderCase(t, "lab", Options{})
+	want := `apiVersion: cilium.io/v2
+kind: CiliumLoadBalancerIPPool
+metadata:
+  name: kcore
+spec:
+  blocks:
+    - cidr: 192.168.40.220/29
+---
+apiVersion: cilium.io/v2alpha1
+kind: CiliumL2AnnouncementPolicy
+metadata:
+  name: kcore
+spec:
+  interfaces:
+    - enp6s0
+  loadBalancerIPs: true
+`
+	f := fileByPath(states["node-105"], CiliumL2Path)
+	if f == nil || f.Content != want {
+		t.Fatalf("cilium-l2.yaml:\n%v\nwant\n%s", f, want)
+	}
+	t.Run("reference text", func(t *testing.T) {
+		ref := referenceSpec(t)
+		m := regexp.MustCompile(`(?s)\n(apiVersion: cilium.io/v2\n.*?loadBalancerIPs: true\n)`).FindStringSubmatch(ref)
+		if m == nil || m[1] != f.Content {
+			t.Fatalf("cilium-l2.yaml differs from the reference's:\n%q", m)
+		}
+	})
+}
