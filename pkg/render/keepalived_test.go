@@ -78,7 +78,7 @@ func TestKeepalivedHealthCheckCanBeTurnedOff(t *testing.T) {
 	}
 }
 
-// TestVRRPFirewallLoads checks the nftables file with `nft -c` inside a
+// TestVRRPFirewallLoads loads the nftables file twice with nft inside a
 // throwaway network namespace (root only).
 func TestVRRPFirewallLoads(t *testing.T) {
 	if os.Geteuid() != 0 {
