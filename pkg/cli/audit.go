@@ -39,7 +39,6 @@ replicated with the rest of the state.`,
 	f.StringVar(&o.object, "object", "", "only entries about kind/name (or a whole kind)")
 	f.IntVar(&o.limit, "limit", 0, "at most this many entries, the newest (default: the controller's, 1000)")
 	addOutputFlag(cmd, &o.output)
-	bindCtlFlags(cmd)
 	return cmd
 }
 

@@ -19,7 +19,6 @@ func newCertCmd(s Streams) *cobra.Command {
 		Short: "Issue client certificates for people",
 		Args:  cobra.NoArgs,
 	}
-	bindCtlFlags(cmd)
 	cmd.AddCommand(newCertIssueCmd(s))
 	return cmd
 }

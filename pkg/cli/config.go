@@ -19,7 +19,6 @@ to reach them as one person. Contexts live in ~/.kcore/config (or the file
 named by $KCTL_CONFIG or --config); --context picks one for a single command.`,
 		Args: cobra.NoArgs,
 	}
-	bindCtlFlags(cmd)
 	cmd.AddCommand(newGetContextsCmd(s), newUseContextCmd(s), newCurrentContextCmd(s), newDeleteContextCmd(s))
 	return cmd
 }

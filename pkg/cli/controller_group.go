@@ -16,7 +16,6 @@ state replicated with Raft. 'kctl controller init' creates their certificates
 and your kctl context; the other commands talk to the running replicas.`,
 		Args: cobra.NoArgs,
 	}
-	bindCtlFlags(cmd)
 	cmd.AddCommand(
 		newControllerInitCmd(s),
 		newControllerMembersCmd(s),

@@ -17,7 +17,6 @@ func newNodeCmd(s Streams) *cobra.Command {
 		Short: "Manage the machines kcore runs on",
 		Args:  cobra.NoArgs,
 	}
-	bindCtlFlags(cmd)
 	token := &cobra.Command{
 		Use:   "token",
 		Short: "Create join tokens that let a node agent register",

@@ -29,6 +29,7 @@ see what will happen with 'kctl kubernetes plan', and make it so with
 	root.SetIn(s.In)
 	root.SetOut(s.Out)
 	root.SetErr(s.Err)
+	bindCtlFlags(root)
 	root.AddCommand(
 		newVersionCmd(s),
 		newKubernetesCmd(s),
