@@ -1,0 +1,332 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sort"
+	"sync"
+	"time"
+
+	"kcore.dev/kcore/pkg/api"
+	"kcore.dev/kcore/pkg/execrun"
+	"kcore.dev/kcore/pkg/runtime"
+	"kcore.dev/kcore/pkg/volume"
+)
+
+// Item kinds in a NodeReport.
+const (
+	KindVolume = "volume"
+	KindFile   = "file"
+	KindUnit   = "unit"
+	KindTask   = "task"
+)
+
+// VolumeEnsurer ensures one volume (volume.Manager in production).
+type VolumeEnsurer interface {
+	Ensure(ctx context.Context, op api.VolumeOp) (volume.Outcome, error)
+}
+
+// Applier applies NodeStates: volumes, then files, then units, then tasks.
+// It is idempotent, and its progress (files written, units ensured, tasks
+// run) is persisted under Root so a new Applier carries on where an earlier
+// one stopped.
+type Applier struct {
+	// Root is the host root every path is resolved under.
+	Root string
+	// Runtime runs units.
+	Runtime runtime.Runtime
+	// Volumes ensures volumes; nil fails every volume item.
+	Volumes VolumeEnsurer
+	// Runner runs tasks.
+	Runner execrun.Runner
+	// BinDir is searched first for a task's bare argv[0].
+	BinDir string
+	// Log receives events; file contents are never logged.
+	Log *slog.Logger
+	// TaskTimeout bounds one task run (default 10 minutes).
+	TaskTimeout time.Duration
+	// UnitSettle is how long Apply waits for a (re)started unit to be ready
+	// before moving on to the units after it (default 5s).
+	UnitSettle time.Duration
+	// Partial applies only the given clusters: it does not tear down
+	// clusters missing from the input nor stop unknown units (offline apply).
+	Partial bool
+
+	mu    sync.Mutex
+	state *State
+}
+
+func (a *Applier) log() *slog.Logger {
+	if a.Log == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return a.Log
+}
+
+// Pending reports whether any item of the reports is still pending or
+// failed, i.e. whether another Apply soon could make progress.
+func Pending(reports []api.NodeReport) bool {
+	for _, r := range reports {
+		for _, it := range r.Items {
+			if it.State != api.ItemOK {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// Apply brings the node to states (one per cluster) and reports every item.
+// Item failures are in the reports; the error is for the agent's own state
+// file or a cancelled context.
+func (a *Applier) Apply(ctx context.Context, states []api.NodeState) ([]api.NodeReport, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.state == nil {
+		st, err := LoadState(a.Root)
+		if err != nil {
+			return nil, err
+		}
+		a.state = st
+	}
+	sorted := append([]api.NodeState{}, states...)
+	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Cluster < sorted[j].Cluster })
+	var reports []api.NodeReport
+	var errs []error
+	wanted := map[string]bool{}
+	for i := range sorted {
+		rep, err := a.applyOne(ctx, &sorted[i])
+		reports = append(reports, rep)
+		errs = append(errs, err)
+		wanted[sorted[i].Cluster] = true
+	}
+	if !a.Partial && ctx.Err() == nil {
+		errs = append(errs, a.teardown(ctx, wanted), a.sweepUnits(ctx))
+	}
+	if f, ok := a.Runtime.(runtime.Flusher); ok && ctx.Err() == nil {
+		if err := f.Flush(ctx); err != nil {
+			markUnits(reports, err)
+		}
+	}
+	errs = append(errs, a.state.save(a.Root), ctx.Err())
+	return reports, errors.Join(errs...)
+}
+
+// markUnits fails every unit item after a runtime flush failed.
+func markUnits(reports []api.NodeReport, err error) {
+	for i := range reports {
+		for j := range reports[i].Items {
+			if reports[i].Items[j].Kind == KindUnit {
+				reports[i].Items[j].State, reports[i].Items[j].Message = api.ItemFailed, err.Error()
+			}
+		}
+	}
+}
+
+// applyOne applies one cluster's NodeState.
+func (a *Applier) applyOne(ctx context.Context, ns *api.NodeState) (api.NodeReport, error) {
+	rep := api.NodeReport{NodeID: ns.NodeID, Cluster: ns.Cluster, ObservedGeneration: ns.Generation}
+	cs := a.state.cluster(ns.Cluster)
+	paths, refused := a.resolveAll(ns)
+	if len(refused) > 0 {
+		rep.Items = append(refused, pendingAll(ns, "not applied: the node state has paths outside the allow-list")...)
+		return rep, nil
+	}
+	rep.Items = append(rep.Items, a.applyVolumes(ctx, ns, cs)...)
+	rep.Items = append(rep.Items, a.applyFiles(ns, cs, paths)...)
+	if err := a.state.save(a.Root); err != nil {
+		return rep, err
+	}
+	rep.Items = append(rep.Items, a.applyUnits(ctx, ns, cs)...)
+	if err := a.state.save(a.Root); err != nil {
+		return rep, err
+	}
+	rep.Items = append(rep.Items, a.applyTasks(ctx, ns, cs)...)
+	if ctx.Err() == nil {
+		cs.Generation = ns.Generation
+	}
+	return rep, a.state.save(a.Root)
+}
+
+// resolveAll resolves every file and mount path, refusing the whole state
+// when any is outside the allow-list.
+func (a *Applier) resolveAll(ns *api.NodeState) (map[string]string, []api.ItemStatus) {
+	paths := map[string]string{}
+	var refused []api.ItemStatus
+	for _, f := range ns.Files {
+		p, err := Resolve(a.Root, f.Path)
+		if err != nil {
+			refused = append(refused, api.ItemStatus{Kind: KindFile, Name: f.Path, State: api.ItemFailed, Message: err.Error()})
+			continue
+		}
+		paths[f.Path] = p
+	}
+	for _, v := range ns.Volumes {
+		if v.MountPath == "" {
+			continue
+		}
+		if _, err := Resolve(a.Root, v.MountPath); err != nil {
+			refused = append(refused, api.ItemStatus{Kind: KindVolume, Name: v.Name, State: api.ItemFailed, Message: err.Error()})
+		}
+	}
+	return paths, refused
+}
+
+// pendingAll lists every item of ns as pending with msg, except files and
+// volumes (already reported by resolveAll when refused).
+func pendingAll(ns *api.NodeState, msg string) []api.ItemStatus {
+	var out []api.ItemStatus
+	for _, u := range ns.Units {
+		out = append(out, api.ItemStatus{Kind: KindUnit, Name: u.Name, State: api.ItemPending, Message: msg})
+	}
+	for _, t := range ns.Tasks {
+		out = append(out, api.ItemStatus{Kind: KindTask, Name: t.Name, State: api.ItemPending, Message: msg})
+	}
+	return out
+}
+
+func (a *Applier) applyVolumes(ctx context.Context, ns *api.NodeState, cs *ClusterState) []api.ItemStatus {
+	var items []api.ItemStatus
+	for _, v := range ns.Volumes {
+		it := api.ItemStatus{Kind: KindVolume, Name: v.Name, State: api.ItemOK}
+		switch {
+		case ctx.Err() != nil:
+			it.State, it.Message = api.ItemPending, "interrupted"
+		case a.Volumes == nil:
+			it.State, it.Message = api.ItemFailed, "this agent has no volume manager"
+		default:
+			out, err := a.Volumes.Ensure(ctx, v)
+			if err != nil {
+				it.State, it.Message = api.ItemFailed, err.Error()
+				a.log().Error("ensure volume", "volume", v.Name, "err", err)
+				break
+			}
+			cs.Volumes[v.Name] = v.SizeBytes
+			it.Message = outcomeMessage(out)
+		}
+		items = append(items, it)
+	}
+	return items
+}
+
+func outcomeMessage(o volume.Outcome) string {
+	var parts []string
+	for _, p := range []struct {
+		on   bool
+		word string
+	}{{o.Created, "created"}, {o.Grown, "grown"}, {o.Formatted, "formatted"}, {o.Mounted, "mounted"}, {o.FSGrown, "filesystem grown"}} {
+		if p.on {
+			parts = append(parts, p.word)
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return fmt.Sprint(parts)
+}
+
+func (a *Applier) applyFiles(ns *api.NodeState, cs *ClusterState, paths map[string]string) []api.ItemStatus {
+	var items []api.ItemStatus
+	want := map[string]bool{}
+	for _, f := range ns.Files {
+		want[f.Path] = true
+		it := api.ItemStatus{Kind: KindFile, Name: f.Path, State: api.ItemOK}
+		wrote, err := writeFile(paths[f.Path], f)
+		if err != nil {
+			it.State, it.Message = api.ItemFailed, err.Error()
+			a.log().Error("write file", "path", f.Path, "err", err)
+		} else {
+			cs.Files[f.Path] = FileRecord{SHA256: contentHash(f.Content), Mode: uint32(fileMode(f))}
+			if wrote {
+				it.Message = "written"
+				a.log().Info("wrote file", "path", f.Path, "secret", f.Secret)
+			}
+		}
+		items = append(items, it)
+	}
+	for _, p := range sortedKeys(cs.Files) {
+		if want[p] {
+			continue
+		}
+		if err := a.removeRecorded(p); err != nil {
+			items = append(items, api.ItemStatus{Kind: KindFile, Name: p, State: api.ItemFailed, Message: err.Error()})
+			continue
+		}
+		delete(cs.Files, p)
+	}
+	return items
+}
+
+// removeRecorded deletes a file kcore wrote earlier (still path-checked).
+func (a *Applier) removeRecorded(hostPath string) error {
+	p, err := Resolve(a.Root, hostPath)
+	if err != nil {
+		return err
+	}
+	a.log().Info("remove file", "path", hostPath)
+	return removeFile(p)
+}
+
+// teardown removes the units and files of clusters no longer rendered for this node.
+func (a *Applier) teardown(ctx context.Context, wanted map[string]bool) error {
+	var errs []error
+	for _, name := range sortedKeys(a.state.Clusters) {
+		if wanted[name] {
+			continue
+		}
+		cs := a.state.cluster(name)
+		for _, u := range sortedKeys(cs.Units) {
+			if err := a.Runtime.Stop(ctx, u); err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			delete(cs.Units, u)
+		}
+		for _, p := range sortedKeys(cs.Files) {
+			if err := a.removeRecorded(p); err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			delete(cs.Files, p)
+		}
+		if len(cs.Units) == 0 && len(cs.Files) == 0 {
+			a.log().Info("cluster removed from this node", "cluster", name)
+			delete(a.state.Clusters, name)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// sweepUnits stops units the runtime runs that no cluster wants (left over
+// from an agent that died between starting a unit and recording it).
+func (a *Applier) sweepUnits(ctx context.Context) error {
+	names, err := a.Runtime.List(ctx)
+	if err != nil {
+		return err
+	}
+	wanted := map[string]bool{}
+	for _, cs := range a.state.Clusters {
+		for u := range cs.Units {
+			wanted[u] = true
+		}
+	}
+	var errs []error
+	for _, n := range names {
+		if !wanted[n] {
+			a.log().Info("stop unit no cluster wants", "unit", n)
+			errs = append(errs, a.Runtime.Stop(ctx, n))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

@@ -1,0 +1,259 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"kcore.dev/kcore/pkg/api"
+	"kcore.dev/kcore/pkg/execrun"
+	"kcore.dev/kcore/pkg/runtime"
+)
+
+// orderUnits sorts units so each comes after the units it names in After
+// (keeping the rendered order otherwise); units in a cycle are returned
+// separately.
+func orderUnits(units []api.Unit) (ordered []api.Unit, cyclic []api.Unit) {
+	byName := map[string]int{}
+	for i, u := range units {
+		byName[u.Name] = i
+	}
+	const (
+		unvisited = iota
+		visiting
+		done
+	)
+	mark := make([]int, len(units))
+	inCycle := make([]bool, len(units))
+	var visit func(i int) bool
+	visit = func(i int) bool {
+		switch mark[i] {
+		case done:
+			return !inCycle[i]
+		case visiting:
+			return false
+		}
+		mark[i] = visiting
+		ok := true
+		for _, dep := range units[i].After {
+			if j, found := byName[dep]; found && !visit(j) {
+				ok = false
+			}
+		}
+		mark[i] = done
+		if !ok {
+			inCycle[i] = true
+			return false
+		}
+		ordered = append(ordered, units[i])
+		return true
+	}
+	for i := range units {
+		visit(i)
+	}
+	for i, u := range units {
+		if inCycle[i] {
+			cyclic = append(cyclic, u)
+		}
+	}
+	return ordered, cyclic
+}
+
+func (a *Applier) settle() time.Duration {
+	if a.UnitSettle > 0 {
+		return a.UnitSettle
+	}
+	return 5 * time.Second
+}
+
+// unitReady reports whether a unit is ready for the ones after it.
+func (a *Applier) unitReady(ctx context.Context, name string) (runtime.UnitStatus, bool) {
+	st, err := a.Runtime.Status(ctx, name)
+	if err != nil {
+		return st, false
+	}
+	return st, st.Ready()
+}
+
+// waitSettled polls a just-(re)started unit until it is ready, failed, or
+// the settle time passed.
+func (a *Applier) waitSettled(ctx context.Context, name string) runtime.UnitStatus {
+	deadline := time.Now().Add(a.settle())
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		st, ready := a.unitReady(ctx, name)
+		if ready || st.State == runtime.StateFailed || time.Now().After(deadline) {
+			return st
+		}
+		select {
+		case <-ctx.Done():
+			return st
+		case <-tick.C:
+		}
+	}
+}
+
+func (a *Applier) applyUnits(ctx context.Context, ns *api.NodeState, cs *ClusterState) []api.ItemStatus {
+	var items []api.ItemStatus
+	ordered, cyclic := orderUnits(ns.Units)
+	for _, u := range cyclic {
+		items = append(items, api.ItemStatus{Kind: KindUnit, Name: u.Name, State: api.ItemFailed, Message: "dependency cycle in after"})
+	}
+	want := map[string]bool{}
+	for _, u := range ns.Units {
+		want[u.Name] = true
+	}
+	for _, u := range ordered {
+		it := api.ItemStatus{Kind: KindUnit, Name: u.Name}
+		if ctx.Err() != nil {
+			it.State, it.Message = api.ItemPending, "interrupted"
+			items = append(items, it)
+			continue
+		}
+		if waiting := a.notReady(ctx, u.After, want); len(waiting) > 0 {
+			it.State, it.Message = api.ItemPending, "waiting for "+strings.Join(waiting, ", ")
+			items = append(items, it)
+			continue
+		}
+		changed, err := a.Runtime.Ensure(ctx, u)
+		cs.Units[u.Name] = u.InputHash
+		if err != nil {
+			it.State, it.Message = api.ItemFailed, err.Error()
+			a.log().Error("ensure unit", "unit", u.Name, "err", err)
+			items = append(items, it)
+			continue
+		}
+		var st runtime.UnitStatus
+		if changed {
+			a.log().Info("started unit", "unit", u.Name, "inputHash", u.InputHash)
+			st = a.waitSettled(ctx, u.Name)
+		} else {
+			st, _ = a.unitReady(ctx, u.Name)
+		}
+		it.State, it.Message = unitItemState(st, changed)
+		items = append(items, it)
+	}
+	for _, name := range sortedKeys(cs.Units) {
+		if want[name] {
+			continue
+		}
+		if err := a.Runtime.Stop(ctx, name); err != nil {
+			items = append(items, api.ItemStatus{Kind: KindUnit, Name: name, State: api.ItemFailed, Message: "stop: " + err.Error()})
+			continue
+		}
+		a.log().Info("stopped unit no longer rendered", "unit", name)
+		delete(cs.Units, name)
+	}
+	return items
+}
+
+// unitItemState maps a unit's status to a report item state.
+func unitItemState(st runtime.UnitStatus, changed bool) (string, string) {
+	msg := ""
+	if changed {
+		msg = "started"
+	}
+	switch {
+	case st.Ready():
+		return api.ItemOK, msg
+	case st.State == runtime.StateFailed:
+		return api.ItemFailed, strings.TrimSpace(fmt.Sprintf("%s exit code %d %s", st.State, st.ExitCode, st.Message))
+	case st.State == runtime.StateExited && !st.Oneshot:
+		return api.ItemFailed, "exited"
+	}
+	if st.State == "" {
+		return api.ItemPending, msg
+	}
+	return api.ItemPending, st.State
+}
+
+// notReady lists the dependencies in after that are not ready yet; names
+// that are neither units of this state nor known to the runtime are ignored
+// here (tasks check their task dependencies themselves).
+func (a *Applier) notReady(ctx context.Context, after []string, units map[string]bool) []string {
+	var waiting []string
+	for _, dep := range after {
+		if _, ready := a.unitReady(ctx, dep); ready {
+			continue
+		}
+		if _, err := a.Runtime.Status(ctx, dep); units[dep] || !errors.Is(err, runtime.ErrUnknownUnit) {
+			waiting = append(waiting, dep)
+		}
+	}
+	return waiting
+}
+
+func (a *Applier) taskTimeout() time.Duration {
+	if a.TaskTimeout > 0 {
+		return a.TaskTimeout
+	}
+	return 10 * time.Minute
+}
+
+func (a *Applier) applyTasks(ctx context.Context, ns *api.NodeState, cs *ClusterState) []api.ItemStatus {
+	var items []api.ItemStatus
+	units := map[string]bool{}
+	for _, u := range ns.Units {
+		units[u.Name] = true
+	}
+	tasks := map[string]string{}
+	for _, t := range ns.Tasks {
+		tasks[t.Name] = t.InputHash
+	}
+	for _, t := range ns.Tasks {
+		it := api.ItemStatus{Kind: KindTask, Name: t.Name, State: api.ItemOK}
+		var waiting []string
+		for _, dep := range t.After {
+			if h, isTask := tasks[dep]; isTask {
+				if cs.Tasks[dep] != h {
+					waiting = append(waiting, dep)
+				}
+				continue
+			}
+			waiting = append(waiting, a.notReady(ctx, []string{dep}, units)...)
+		}
+		switch {
+		case cs.Tasks[t.Name] == t.InputHash:
+		case ctx.Err() != nil:
+			it.State, it.Message = api.ItemPending, "interrupted"
+		case len(waiting) > 0:
+			it.State, it.Message = api.ItemPending, "waiting for "+strings.Join(waiting, ", ")
+		case len(t.Argv) == 0:
+			it.State, it.Message = api.ItemFailed, "empty argv"
+		default:
+			if err := a.runTask(ctx, t); err != nil {
+				it.State, it.Message = api.ItemFailed, err.Error()
+				a.log().Error("run task", "task", t.Name, "err", err)
+				break
+			}
+			cs.Tasks[t.Name] = t.InputHash
+			it.Message = "ran"
+			if err := a.state.save(a.Root); err != nil {
+				it.State, it.Message = api.ItemFailed, err.Error()
+			}
+		}
+		items = append(items, it)
+	}
+	for name := range cs.Tasks {
+		if _, ok := tasks[name]; !ok {
+			delete(cs.Tasks, name)
+		}
+	}
+	return items
+}
+
+// runTask runs a task through the runner, a bare argv[0] resolved in BinDir first.
+func (a *Applier) runTask(ctx context.Context, t api.Task) error {
+	argv := append([]string{}, t.Argv...)
+	if a.BinDir != "" && !strings.Contains(argv[0], "/") {
+		if p, err := execrun.LookPath(argv[0], []string{a.BinDir}); err == nil && strings.HasPrefix(p, a.BinDir) {
+			argv[0] = p
+		}
+	}
+	a.log().Info("run task", "task", t.Name, "inputHash", t.InputHash)
+	_, err := a.Runner.Run(ctx, argv, execrun.WithTimeout(a.taskTimeout()), execrun.WithExtraEnv("KCORE_ROOT="+a.Root))
+	return err
+}

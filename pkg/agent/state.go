@@ -1,0 +1,95 @@
+package agent
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"kcore.dev/kcore/pkg/runtime"
+)
+
+// StatePath is where the agent keeps its progress, under the root.
+const StatePath = "/var/lib/kcore/agent-state.json"
+
+// State is what the agent has done, per cluster: it survives restarts so
+// finished work is not redone.
+type State struct {
+	Clusters map[string]*ClusterState `json:"clusters"`
+}
+
+// ClusterState is one cluster's applied items.
+type ClusterState struct {
+	// Generation is the last NodeState generation applied.
+	Generation int64 `json:"generation"`
+	// Files maps each host path kcore wrote to the SHA-256 of its content and its mode.
+	Files map[string]FileRecord `json:"files,omitempty"`
+	// Units maps each unit kcore ensured to its InputHash.
+	Units map[string]string `json:"units,omitempty"`
+	// Tasks maps each task to the InputHash of its last successful run.
+	Tasks map[string]string `json:"tasks,omitempty"`
+	// Volumes maps each volume ensured to its size.
+	Volumes map[string]int64 `json:"volumes,omitempty"`
+}
+
+// FileRecord is one written file.
+type FileRecord struct {
+	SHA256 string `json:"sha256"`
+	Mode   uint32 `json:"mode"`
+}
+
+func (s *State) cluster(name string) *ClusterState {
+	if s.Clusters == nil {
+		s.Clusters = map[string]*ClusterState{}
+	}
+	cs := s.Clusters[name]
+	if cs == nil {
+		cs = &ClusterState{}
+		s.Clusters[name] = cs
+	}
+	if cs.Files == nil {
+		cs.Files = map[string]FileRecord{}
+	}
+	if cs.Units == nil {
+		cs.Units = map[string]string{}
+	}
+	if cs.Tasks == nil {
+		cs.Tasks = map[string]string{}
+	}
+	if cs.Volumes == nil {
+		cs.Volumes = map[string]int64{}
+	}
+	return cs
+}
+
+// LoadState reads the state file under root (empty when absent).
+func LoadState(root string) (*State, error) {
+	st := &State{Clusters: map[string]*ClusterState{}}
+	data, err := os.ReadFile(filepath.Join(root, StatePath))
+	if errors.Is(err, os.ErrNotExist) {
+		return st, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("load agent state: %w", err)
+	}
+	if err := json.Unmarshal(data, st); err != nil {
+		return nil, fmt.Errorf("load agent state: %w", err)
+	}
+	if st.Clusters == nil {
+		st.Clusters = map[string]*ClusterState{}
+	}
+	return st, nil
+}
+
+// save writes the state file atomically.
+func (s *State) save(root string) error {
+	data, err := json.MarshalIndent(s, "", "  ")
+	if err != nil {
+		return fmt.Errorf("save agent state: %w", err)
+	}
+	if err := runtime.WriteFileAtomic(filepath.Join(root, StatePath), append(data, '\n'), 0o600); err != nil {
+		return fmt.Errorf("save agent state: %w", err)
+	}
+	return nil
+}
