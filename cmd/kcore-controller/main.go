@@ -2,16 +2,11 @@
 package main
 
 import (
-	"fmt"
 	"os"
 
 	"kcore.dev/kcore/pkg/cli"
 )
 
 func main() {
-	root := cli.NewController(cli.Streams{In: os.Stdin, Out: os.Stdout, Err: os.Stderr})
-	if err := root.Execute(); err != nil {
-		fmt.Fprintln(os.Stderr, "error:", err)
-		os.Exit(cli.ExitCode(err))
-	}
+	os.Exit(cli.Execute(cli.NewController(cli.Streams{In: os.Stdin, Out: os.Stdout, Err: os.Stderr}), os.Stderr))
 }

@@ -1,6 +1,12 @@
 package cli
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/spf13/cobra"
+)
 
 // ExitError carries a process exit code other than 1, e.g. 2 for "changes
 // present" with --detailed-exitcode. An ExitError with a nil Err prints nothing.
@@ -25,4 +31,17 @@ func ExitCode(err error) int {
 		return ee.Code
 	}
 	return 1
+}
+
+// Execute runs a root command and returns the process exit code, printing the
+// error (if it has a message) to stderr. Every main calls it.
+func Execute(root *cobra.Command, stderr io.Writer) int {
+	err := root.Execute()
+	if err == nil {
+		return 0
+	}
+	if msg := err.Error(); msg != "" {
+		fmt.Fprintln(stderr, "error:", msg)
+	}
+	return ExitCode(err)
 }
