@@ -1,0 +1,261 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"kcore.dev/kcore/pkg/api"
+)
+
+// Controller is what the agent needs from the controller API (pkg/client's
+// *Client implements it).
+type Controller interface {
+	NodeState(ctx context.Context, nodeID string, index uint64, wait time.Duration) ([]api.NodeState, uint64, error)
+	PutFacts(ctx context.Context, nodeID string, facts api.NodeFacts) (uint64, error)
+	Heartbeat(ctx context.Context, nodeID string) error
+	PutReport(ctx context.Context, nodeID string, report api.NodeReport) (uint64, error)
+}
+
+// Agent is the node agent's controller loop.
+type Agent struct {
+	// NodeID is this node's id.
+	NodeID string
+	// Root is the host root (credentials are kept under it).
+	Root string
+	// Applier applies the NodeStates.
+	Applier *Applier
+	// Facts measures the node's facts.
+	Facts *Collector
+	// ARP are the addresses the facts check with arping.
+	ARP []ARPTarget
+	// Join exchanges the join token for credentials; called only when none are stored.
+	Join func(ctx context.Context) (Credentials, error)
+	// Connect makes the controller client from the credentials.
+	Connect func(ctx context.Context, c Credentials) (Controller, error)
+	// Log receives the loop's events.
+	Log *slog.Logger
+
+	// Intervals; zero takes the default in brackets.
+	HeartbeatInterval time.Duration // [5s]
+	FactsInterval     time.Duration // how often facts are measured [30s]
+	FactsResend       time.Duration // unchanged facts are sent again after [5m]
+	FsyncInterval     time.Duration // the fsync probe reruns after [1h]
+	PollWait          time.Duration // blocking query wait [5m]
+	RetryInterval     time.Duration // re-apply while items are pending [2s]
+	BackoffMax        time.Duration // cap of the retry backoff [30s]
+}
+
+func orDefault(d, def time.Duration) time.Duration {
+	if d > 0 {
+		return d
+	}
+	return def
+}
+
+func (a *Agent) log() *slog.Logger {
+	if a.Log == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return a.Log
+}
+
+// Run joins (when no credentials are stored), then heartbeats, reports
+// facts and applies NodeStates until ctx ends. Failures are retried with
+// capped exponential backoff; Run returns nil when ctx is cancelled.
+func (a *Agent) Run(ctx context.Context) error {
+	creds, err := a.credentials(ctx)
+	if err != nil {
+		return ignoreCancel(ctx, err)
+	}
+	var ctl Controller
+	if err := a.retry(ctx, "connect", func() error {
+		var err error
+		ctl, err = a.Connect(ctx, creds)
+		return err
+	}); err != nil {
+		return ignoreCancel(ctx, err)
+	}
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() { defer wg.Done(); a.heartbeats(ctx, ctl) }()
+	go func() { defer wg.Done(); a.reportFacts(ctx, ctl) }()
+	a.applyLoop(ctx, ctl)
+	wg.Wait()
+	return nil
+}
+
+func ignoreCancel(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return nil
+	}
+	return err
+}
+
+// credentials loads the stored credentials or joins (retrying) and stores them.
+func (a *Agent) credentials(ctx context.Context) (Credentials, error) {
+	c, ok, err := LoadCredentials(a.Root)
+	if err != nil || ok {
+		return c, err
+	}
+	if a.Join == nil {
+		return Credentials{}, errors.New("join: no credentials stored and no join token given")
+	}
+	err = a.retry(ctx, "join", func() error {
+		var err error
+		c, err = a.Join(ctx)
+		return err
+	})
+	if err != nil {
+		return Credentials{}, err
+	}
+	if err := StoreCredentials(a.Root, c); err != nil {
+		return Credentials{}, err
+	}
+	a.log().Info("joined", "node", a.NodeID)
+	return c, nil
+}
+
+// retry calls fn until it succeeds or ctx ends, with capped exponential backoff.
+func (a *Agent) retry(ctx context.Context, what string, fn func() error) error {
+	backoff := a.firstBackoff()
+	for {
+		err := fn()
+		if err == nil {
+			return nil
+		}
+		a.log().Warn(what+" failed; retrying", "err", err, "in", backoff)
+		if !sleep(ctx, backoff) {
+			return fmt.Errorf("%s: %w", what, ctx.Err())
+		}
+		backoff = min(2*backoff, orDefault(a.BackoffMax, 30*time.Second))
+	}
+}
+
+// firstBackoff is the first retry delay: 1s, or BackoffMax when smaller.
+func (a *Agent) firstBackoff() time.Duration {
+	return min(time.Second, orDefault(a.BackoffMax, 30*time.Second))
+}
+
+// sleep waits d or until ctx ends (false).
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}
+
+func (a *Agent) heartbeats(ctx context.Context, ctl Controller) {
+	t := time.NewTicker(orDefault(a.HeartbeatInterval, 5*time.Second))
+	defer t.Stop()
+	for {
+		if err := ctl.Heartbeat(ctx, a.NodeID); err != nil && ctx.Err() == nil {
+			a.log().Warn("heartbeat failed", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// reportFacts measures facts every FactsInterval and sends them when they
+// changed or FactsResend passed. The fsync probe runs every FsyncInterval
+// and its last result is reused in between, so noise does not count as change.
+func (a *Agent) reportFacts(ctx context.Context, ctl Controller) {
+	if a.Facts == nil {
+		return
+	}
+	var (
+		last      []byte
+		lastSent  time.Time
+		fsync     *api.FsyncLatency
+		lastProbe time.Time
+	)
+	t := time.NewTicker(orDefault(a.FactsInterval, 30*time.Second))
+	defer t.Stop()
+	for {
+		probe := Probe{ARP: a.ARP, Fsync: fsync == nil || time.Since(lastProbe) >= orDefault(a.FsyncInterval, time.Hour)}
+		f, _ := a.Facts.Collect(ctx, probe)
+		if probe.Fsync && f.Fsync != nil {
+			fsync, lastProbe = f.Fsync, time.Now()
+		}
+		f.Fsync = fsync
+		data, _ := json.Marshal(f)
+		if string(data) != string(last) || time.Since(lastSent) >= orDefault(a.FactsResend, 5*time.Minute) {
+			if _, err := ctl.PutFacts(ctx, a.NodeID, f); err != nil {
+				if ctx.Err() == nil {
+					a.log().Warn("report facts failed", "err", err)
+				}
+			} else {
+				last, lastSent = data, time.Now()
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// applyLoop long-polls the NodeStates, applies them and reports what changed.
+func (a *Agent) applyLoop(ctx context.Context, ctl Controller) {
+	var (
+		index   uint64
+		pending bool
+		sent    = map[string][]byte{}
+		backoff = a.firstBackoff()
+	)
+	for ctx.Err() == nil {
+		wait := orDefault(a.PollWait, 5*time.Minute)
+		if pending {
+			wait = orDefault(a.RetryInterval, 2*time.Second)
+		}
+		started := time.Now()
+		states, idx, err := ctl.NodeState(ctx, a.NodeID, index, wait)
+		if err != nil {
+			if ctx.Err() != nil {
+				return
+			}
+			a.log().Warn("fetch node state failed; retrying", "err", err, "in", backoff)
+			sleep(ctx, backoff)
+			backoff = min(2*backoff, orDefault(a.BackoffMax, 30*time.Second))
+			continue
+		}
+		backoff = time.Second
+		// A server that answers an unchanged index at once must not make this spin.
+		if floor := min(wait, time.Second); idx == index && time.Since(started) < floor && !sleep(ctx, floor-time.Since(started)) {
+			return
+		}
+		index = idx
+		reports, err := a.Applier.Apply(ctx, states)
+		if err != nil && ctx.Err() == nil {
+			a.log().Error("apply", "err", err)
+		}
+		pending = Pending(reports) || err != nil
+		for _, r := range reports {
+			data, _ := json.Marshal(r)
+			if string(sent[r.Cluster]) == string(data) {
+				continue
+			}
+			if _, err := ctl.PutReport(ctx, a.NodeID, r); err != nil {
+				if ctx.Err() == nil {
+					a.log().Warn("report failed", "cluster", r.Cluster, "err", err)
+				}
+				pending = true
+				continue
+			}
+			sent[r.Cluster] = data
+		}
+	}
+}

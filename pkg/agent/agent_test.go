@@ -1,0 +1,170 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"kcore.dev/kcore/pkg/api"
+	"kcore.dev/kcore/pkg/execrun"
+)
+
+// fakeController serves NodeStates with blocking-query semantics and records calls.
+type fakeController struct {
+	mu         sync.Mutex
+	changed    chan struct{}
+	index      uint64
+	states     []api.NodeState
+	failFetch  int
+	heartbeats int
+	facts      []api.NodeFacts
+	reports    []api.NodeReport
+}
+
+func newFakeController() *fakeController {
+	return &fakeController{changed: make(chan struct{}), index: 1}
+}
+
+func (f *fakeController) set(states ...api.NodeState) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.states = states
+	f.index++
+	close(f.changed)
+	f.changed = make(chan struct{})
+}
+
+func (f *fakeController) NodeState(ctx context.Context, _ string, index uint64, wait time.Duration) ([]api.NodeState, uint64, error) {
+	f.mu.Lock()
+	if f.failFetch > 0 {
+		f.failFetch--
+		f.mu.Unlock()
+		return nil, 0, errors.New("no leader")
+	}
+	ch, idx := f.changed, f.index
+	f.mu.Unlock()
+	if index == idx {
+		t := time.NewTimer(wait)
+		defer t.Stop()
+		select {
+		case <-ch:
+		case <-t.C:
+		case <-ctx.Done():
+			return nil, 0, ctx.Err()
+		}
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]api.NodeState{}, f.states...), f.index, nil
+}
+
+func (f *fakeController) PutFacts(_ context.Context, _ string, facts api.NodeFacts) (uint64, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.facts = append(f.facts, facts)
+	return 1, nil
+}
+
+func (f *fakeController) Heartbeat(context.Context, string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.heartbeats++
+	return nil
+}
+
+func (f *fakeController) PutReport(_ context.Context, _ string, r api.NodeReport) (uint64, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.reports = append(f.reports, r)
+	return 1, nil
+}
+
+func (f *fakeController) lastReport() (api.NodeReport, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.reports) == 0 {
+		return api.NodeReport{}, false
+	}
+	return f.reports[len(f.reports)-1], true
+}
+
+func TestAgentRunJoinsAppliesAndReports(t *testing.T) {
+	root := t.TempDir()
+	ctl := newFakeController()
+	ctl.failFetch = 1
+	sup := newSupervisor(t, root)
+	stopAll(t, sup)
+	joins := 0
+	var connected Credentials
+	a := &Agent{
+		NodeID:  "node-105",
+		Root:    root,
+		Applier: &Applier{Root: root, Runtime: sup, Runner: execrun.NewRecorder()},
+		Facts: &Collector{Root: root, Runner: execrun.NewRecorder(), FsyncSamples: 5,
+			Interfaces: func() ([]api.Interface, error) { return nil, nil }},
+		Join: func(context.Context) (Credentials, error) {
+			joins++
+			return Credentials{Cert: []byte("CERT"), Key: []byte("KEY"), CA: []byte("CA")}, nil
+		},
+		Connect: func(_ context.Context, c Credentials) (Controller, error) {
+			connected = c
+			return ctl, nil
+		},
+		HeartbeatInterval: 10 * time.Millisecond,
+		FactsInterval:     10 * time.Millisecond,
+		RetryInterval:     20 * time.Millisecond,
+		BackoffMax:        20 * time.Millisecond,
+	}
+	ns := labState(1, "KEY", "kubelet", "e1", "a1")
+	ctl.set(ns)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- a.Run(ctx) }()
+
+	waitFor(t, "a settled report of generation 1", func() bool {
+		r, ok := ctl.lastReport()
+		return ok && r.ObservedGeneration == 1 && !Pending([]api.NodeReport{r})
+	})
+	ctl.set(labState(2, "KEY", "kubelet v2", "e1", "a2"))
+	waitFor(t, "a settled report of generation 2", func() bool {
+		r, ok := ctl.lastReport()
+		return ok && r.ObservedGeneration == 2 && !Pending([]api.NodeReport{r})
+	})
+	if data, _ := os.ReadFile(filepath.Join(root, "etc/kubernetes/kubelet.conf")); string(data) != "kubelet v2" {
+		t.Fatalf("kubelet.conf = %q", data)
+	}
+	waitFor(t, "heartbeats", func() bool { ctl.mu.Lock(); defer ctl.mu.Unlock(); return ctl.heartbeats >= 3 })
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("run: %v", err)
+	}
+
+	if joins != 1 || string(connected.Cert) != "CERT" {
+		t.Fatalf("joins %d, connected with %q", joins, connected.Cert)
+	}
+	st, err := os.Stat(filepath.Join(root, CredentialsDir, "node.key"))
+	if err != nil || st.Mode().Perm() != 0o600 {
+		t.Fatalf("node key: %v %v", st, err)
+	}
+	ctl.mu.Lock()
+	nFacts := len(ctl.facts)
+	fs := ctl.facts[0].Fsync
+	ctl.mu.Unlock()
+	if nFacts != 1 || fs == nil {
+		t.Fatalf("facts sent %d times (unchanged facts must not be resent), fsync %v", nFacts, fs)
+	}
+
+	// A restarted agent uses the stored credentials: no second join.
+	ctx2, cancel2 := context.WithCancel(context.Background())
+	go func() { done <- a.Run(ctx2) }()
+	waitFor(t, "heartbeats after restart", func() bool { ctl.mu.Lock(); defer ctl.mu.Unlock(); return ctl.heartbeats >= 6 })
+	cancel2()
+	<-done
+	if joins != 1 {
+		t.Fatalf("joined %d times", joins)
+	}
+}

@@ -1,0 +1,103 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"kcore.dev/kcore/pkg/api"
+	"kcore.dev/kcore/pkg/execrun"
+)
+
+func TestCollectFacts(t *testing.T) {
+	root := t.TempDir()
+	proc := t.TempDir()
+	// Disks by id, and their sizes in sysfs.
+	mustMkdir(t, filepath.Join(root, "dev/disk/by-id"))
+	mustSymlink(t, "../../sda", filepath.Join(root, "dev/disk/by-id/ata-SAMSUNG_1"))
+	mustSymlink(t, "../../sda1", filepath.Join(root, "dev/disk/by-id/ata-SAMSUNG_1-part1"))
+	mustMkdir(t, filepath.Join(root, "sys/class/block/sda"))
+	writeTestFile(t, filepath.Join(root, "sys/class/block/sda/size"), "1000\n")
+	// A cilium-agent process.
+	mustMkdir(t, filepath.Join(proc, "77"))
+	writeTestFile(t, filepath.Join(proc, "77/comm"), "cilium-agent\n")
+
+	rec := execrun.NewRecorder().
+		OnStdout("vgs --reportformat json --units b --nosuffix -o vg_name,vg_size,vg_free", `{"report":[{"vg":[{"vg_name":"vg_kcore","vg_size":"2000","vg_free":"1000"}]}]}`).
+		Missing("zpool").
+		OnStdout("etcd --version", "etcd Version: 3.5.17\nGit SHA: abc\nGo Version: go1.22\n").
+		OnStdout("kubelet --version", "Kubernetes v1.31.2\n").
+		On("keepalived --version", execrun.Result{Stderr: []byte("Keepalived v2.2.8 (04/04,2023)\n")}, nil).
+		Missing("kube-apiserver").
+		OnStdout("cilium version --client", "cilium-cli: v0.16.20 compiled with go1.23\n").
+		OnExit("arping -c 1 -w 1 -I enp6s0 192.168.40.221", 1, "")
+	c := &Collector{
+		Root: root, Runner: rec, ProcDir: proc, Labels: map[string]string{api.FailureDomainLabel: "rack-1"},
+		Interfaces: func() ([]api.Interface, error) {
+			return []api.Interface{{Name: "enp6s0", Up: true, MAC: "aa:bb:cc:dd:ee:ff", Addresses: []string{"192.168.40.105/24", "fe80::1/64"}}}, nil
+		},
+	}
+	f, err := c.Collect(context.Background(), Probe{ARP: []ARPTarget{
+		{Address: "192.168.40.200"}, {Address: "192.168.40.221"}, {Address: "192.168.40.105"}, {Address: "10.9.9.9"},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Hostname = ""
+	got, _ := json.Marshal(f)
+	want := `{"addresses":["192.168.40.105","fe80::1"],` +
+		`"interfaces":[{"name":"enp6s0","mac":"aa:bb:cc:dd:ee:ff","up":true,"addresses":["192.168.40.105/24","fe80::1/64"]}],` +
+		`"storage":[{"class":"lvm","name":"vg_kcore","sizeBytes":2000,"freeBytes":1000}],` +
+		`"disks":[{"id":"ata-SAMSUNG_1","path":"/dev/sda","sizeBytes":512000}],` +
+		`"versions":{"cilium":"v0.16.20","etcd":"3.5.17","keepalived":"v2.2.8","kubelet":"v1.31.2"},` +
+		`"labels":{"kcore.dev/failure-domain":"rack-1"},"arpAnswered":["192.168.40.200"],"ciliumRunning":true}`
+	if string(got) != want {
+		t.Fatalf("facts\n%s\nwant\n%s", got, want)
+	}
+	var arps []string
+	for _, c := range rec.Commands() {
+		if strings.HasPrefix(c, "arping") {
+			arps = append(arps, c)
+		}
+	}
+	// Only the addresses asked about, never our own, never one off every subnet.
+	if strings.Join(arps, "|") != "arping -c 1 -w 1 -I enp6s0 192.168.40.200|arping -c 1 -w 1 -I enp6s0 192.168.40.221" {
+		t.Fatalf("arping calls %q", arps)
+	}
+}
+
+func TestFsyncProbe(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "etcd")
+	lat, err := FsyncProbe(dir, 20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lat.P50Millis < 0 || lat.P99Millis < lat.P50Millis {
+		t.Fatalf("latency %+v", lat)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Fatalf("probe left %d files", len(entries))
+	}
+}
+
+func TestInterfacesFromNetlink(t *testing.T) {
+	ifaces, err := Interfaces()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, i := range ifaces {
+		if i.Name == "lo" {
+			t.Fatal("loopback listed")
+		}
+	}
+}
+
+func writeTestFile(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
