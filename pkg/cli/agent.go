@@ -41,6 +41,7 @@ type agentFlags struct {
 	controllers []string
 	nodeID      string
 	joinToken   string
+	tokenFile   string
 	caFile      string
 	root        string
 	runtime     string
@@ -81,6 +82,7 @@ func NewAgent(s Streams) *cobra.Command {
 	f.StringArrayVar(&fl.controllers, "controller", nil, "controller API address host:port (repeatable)")
 	f.StringVar(&fl.nodeID, "node-id", "", "this node's id (required)")
 	f.StringVar(&fl.joinToken, "join-token", "", "one-time join token from 'kctl node token create' (first start only)")
+	f.StringVar(&fl.tokenFile, "join-token-file", "", "file holding the join token (keeps it out of the process list)")
 	f.StringVar(&fl.caFile, "ca-file", "", "controller CA certificate, to verify the controllers when joining")
 	root.AddCommand(newAgentApplyCmd(s, &fl), newAgentFactsCmd(s, &fl))
 	return root
@@ -190,7 +192,11 @@ func runAgent(cmd *cobra.Command, s Streams, fl *agentFlags) error {
 			return client.New(client.Config{Addresses: fl.controllers, CA: c.CA, Cert: c.Cert, Key: c.Key, Logger: log})
 		},
 	}
-	if fl.joinToken != "" {
+	token, err := fl.token()
+	if err != nil {
+		return err
+	}
+	if token != "" {
 		a.Join = func(ctx context.Context) (agent.Credentials, error) {
 			if fl.caFile == "" {
 				return agent.Credentials{}, errors.New("join: --ca-file is required with --join-token")
@@ -199,7 +205,7 @@ func runAgent(cmd *cobra.Command, s Streams, fl *agentFlags) error {
 			if err != nil {
 				return agent.Credentials{}, fmt.Errorf("join: %w", err)
 			}
-			res, err := client.Join(ctx, client.Config{Addresses: fl.controllers, CA: ca, Logger: log}, fl.joinToken, fl.nodeID)
+			res, err := client.Join(ctx, client.Config{Addresses: fl.controllers, CA: ca, Logger: log}, token, fl.nodeID)
 			if err != nil {
 				return agent.Credentials{}, err
 			}
@@ -210,6 +216,21 @@ func runAgent(cmd *cobra.Command, s Streams, fl *agentFlags) error {
 	defer stop()
 	log.Info("starting kcore-node-agent", "node", fl.nodeID, "root", n.root, "runtime", fl.runtime)
 	return a.Run(ctx)
+}
+
+// token is --join-token, or the trimmed content of --join-token-file.
+func (fl *agentFlags) token() (string, error) {
+	if fl.tokenFile == "" {
+		return fl.joinToken, nil
+	}
+	if fl.joinToken != "" {
+		return "", errors.New("run agent: --join-token and --join-token-file exclude each other")
+	}
+	data, err := os.ReadFile(fl.tokenFile)
+	if err != nil {
+		return "", fmt.Errorf("read --join-token-file: %w", err)
+	}
+	return strings.TrimSpace(string(data)), nil
 }
 
 func newAgentApplyCmd(s Streams, fl *agentFlags) *cobra.Command {

@@ -31,6 +31,7 @@ func TestAgentCommandFlags(t *testing.T) {
 		{name: "needs a node id", args: []string{"--controller", "127.0.0.1:1"}, wantErr: "--node-id"},
 		{name: "bad runtime", args: []string{"--controller", "127.0.0.1:1", "--node-id", "n", "--runtime", "docker", "--root", t.TempDir()}, wantErr: "--runtime"},
 		{name: "bad label", args: []string{"facts", "--label", "nolabel"}, wantErr: "--label"},
+		{name: "one token source", args: []string{"--controller", "127.0.0.1:1", "--node-id", "n", "--root", t.TempDir(), "--join-token", "a", "--join-token-file", "f"}, wantErr: "exclude"},
 		{name: "apply needs a file", args: []string{"apply"}, wantErr: "-f FILE"},
 	}
 	for _, tt := range tests {
