@@ -82,11 +82,11 @@ func (s *Supervisor) load() error {
 		s.units[name] = p
 	}
 	adopt = append(adopt, s.adoptOrphans()...)
+	s.persistLocked()
 	for _, p := range adopt {
 		s.cfg.Log.Info("adopted unit", "unit", p.unit.Name, "pid", p.status.PID)
 		go s.keep(p, true)
 	}
-	s.persistLocked()
 	return nil
 }
 
