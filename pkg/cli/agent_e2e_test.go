@@ -174,8 +174,18 @@ func TestAgentsAgainstARealController(t *testing.T) {
 		if data, _ := os.ReadFile(key); string(data) != "KEY-"+n {
 			t.Fatalf("%s key content %q", n, data)
 		}
-		if _, err := admin.Get(ctx, "Node", n); err != nil {
-			t.Errorf("%s reported no facts: %v", n, err)
+	}
+	for _, n := range nodes {
+		deadline := time.Now().Add(60 * time.Second)
+		for {
+			_, err := admin.Get(ctx, "Node", n)
+			if err == nil {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s reported no facts: %v", n, err)
+			}
+			<-time.After(50 * time.Millisecond)
 		}
 	}
 
