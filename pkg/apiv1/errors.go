@@ -59,7 +59,7 @@ func StatusFor(code string) int {
 		return http.StatusForbidden
 	case CodeNotFound:
 		return http.StatusNotFound
-	case CodeConflict, CodeQuorumLoss, CodeSchemaTooNew:
+	case CodeConflict, CodeQuorumLoss, CodeSchemaTooNew, CodeStalePlan, CodePlanBlocked:
 		return http.StatusConflict
 	case CodeTooLarge:
 		return http.StatusRequestEntityTooLarge

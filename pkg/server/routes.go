@@ -77,6 +77,8 @@ func (s *Server) routes(reg *prometheus.Registry) []*route {
 		{pattern: "GET /v1/snapshot", mode: leaderRead, handle: s.saveSnapshot},
 		{pattern: "PUT /v1/snapshot", mode: leaderWrite, audit: true, maxBody: MaxSnapshotBody, handle: s.restoreSnapshot},
 		{pattern: "GET /v1/audit", roles: readers, mode: leaderRead, handle: s.listAudit},
+		{pattern: "POST /v1/plan", roles: readers, mode: leaderRead, handle: s.planPost},
+		{pattern: "POST /v1/apply", roles: []string{apiv1.RoleOperator}, mode: leaderWrite, audit: true, handle: s.applyPost},
 	}
 }
 
