@@ -50,12 +50,15 @@ type Applier struct {
 	// UnitSettle is how long Apply waits for a (re)started unit to be ready
 	// before moving on to the units after it (default 5s).
 	UnitSettle time.Duration
+	// Health probes a unit's HealthURL (nil: ProbeHealth).
+	Health func(ctx context.Context, url string) error
 	// Partial applies only the given clusters: it does not tear down
 	// clusters missing from the input nor stop unknown units (offline apply).
 	Partial bool
 
-	mu    sync.Mutex
-	state *State
+	mu       sync.Mutex
+	state    *State
+	rendered map[string]api.Unit // units of every NodeState being applied, by name
 }
 
 func (a *Applier) log() *slog.Logger {
@@ -93,6 +96,12 @@ func (a *Applier) Apply(ctx context.Context, states []api.NodeState) ([]api.Node
 	}
 	sorted := append([]api.NodeState{}, states...)
 	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Cluster < sorted[j].Cluster })
+	a.rendered = map[string]api.Unit{}
+	for _, ns := range sorted {
+		for _, u := range ns.Units {
+			a.rendered[u.Name] = u
+		}
+	}
 	var reports []api.NodeReport
 	var errs []error
 	wanted := map[string]bool{}

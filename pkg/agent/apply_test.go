@@ -4,11 +4,14 @@ import (
 	"context"
 	"errors"
 	"io/fs"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"kcore.dev/kcore/pkg/api"
 	"kcore.dev/kcore/pkg/execrun"
@@ -344,4 +347,53 @@ func (f *fakeRuntime) Status(_ context.Context, name string) (runtime.UnitStatus
 
 func (f *fakeRuntime) List(context.Context) ([]string, error) {
 	return sortedKeys(f.units), nil
+}
+
+func TestApplyWaitsForHealthyDependencies(t *testing.T) {
+	root := t.TempDir()
+	rt := &fakeRuntime{}
+	healthy := false
+	a := newApplier(root, rt, execrun.NewRecorder())
+	a.UnitSettle = 10 * time.Millisecond
+	a.Health = func(_ context.Context, url string) error {
+		if url != "https://127.0.0.1:6443/readyz" || !healthy {
+			return errors.New("not ready")
+		}
+		return nil
+	}
+	ns := api.NodeState{Cluster: "lab", NodeID: "n", Generation: 1, Units: []api.Unit{
+		{Name: "kcore-kube-apiserver", Argv: []string{"kube-apiserver"}, InputHash: "a", HealthURL: "https://127.0.0.1:6443/readyz"},
+		{Name: "kcore-kubernetes-cilium", Argv: []string{"cilium", "install"}, Oneshot: true, InputHash: "c", After: []string{"kcore-kube-apiserver"}},
+	}}
+	states := func(reps []api.NodeReport) string {
+		var out []string
+		for _, it := range reps[0].Items {
+			out = append(out, it.Name+"="+it.State)
+		}
+		return strings.Join(out, " ")
+	}
+	reps, _ := a.Apply(context.Background(), []api.NodeState{ns})
+	if got := states(reps); got != "kcore-kube-apiserver=pending kcore-kubernetes-cilium=pending" {
+		t.Fatalf("unhealthy API server: %s", got)
+	}
+	healthy = true
+	reps, _ = a.Apply(context.Background(), []api.NodeState{ns})
+	if got := states(reps); got != "kcore-kube-apiserver=ok kcore-kubernetes-cilium=ok" {
+		t.Fatalf("healthy API server: %s", got)
+	}
+}
+
+func TestProbeHealth(t *testing.T) {
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/readyz" {
+			w.WriteHeader(http.StatusServiceUnavailable)
+		}
+	}))
+	defer srv.Close()
+	if err := ProbeHealth(context.Background(), srv.URL+"/readyz"); err != nil {
+		t.Fatalf("healthy loopback server: %v", err)
+	}
+	if err := ProbeHealth(context.Background(), srv.URL+"/livez"); err == nil {
+		t.Fatal("503 accepted")
+	}
 }

@@ -68,29 +68,40 @@ func (a *Applier) settle() time.Duration {
 	return 5 * time.Second
 }
 
-// unitReady reports whether a unit is ready for the ones after it.
+// unitReady reports whether a unit is ready for the ones after it: its
+// runtime status is ready and, when it has a HealthURL, the probe answers.
 func (a *Applier) unitReady(ctx context.Context, name string) (runtime.UnitStatus, bool) {
 	st, err := a.Runtime.Status(ctx, name)
-	if err != nil {
+	if err != nil || !st.Ready() {
 		return st, false
 	}
-	return st, st.Ready()
+	if u, ok := a.rendered[name]; ok && u.HealthURL != "" && !u.Oneshot {
+		probe := a.Health
+		if probe == nil {
+			probe = ProbeHealth
+		}
+		if err := probe(ctx, u.HealthURL); err != nil {
+			st.Message = "unhealthy: " + err.Error()
+			return st, false
+		}
+	}
+	return st, true
 }
 
 // waitSettled polls a just-(re)started unit until it is ready, failed, or
 // the settle time passed.
-func (a *Applier) waitSettled(ctx context.Context, name string) runtime.UnitStatus {
+func (a *Applier) waitSettled(ctx context.Context, name string) (runtime.UnitStatus, bool) {
 	deadline := time.Now().Add(a.settle())
 	tick := time.NewTicker(20 * time.Millisecond)
 	defer tick.Stop()
 	for {
 		st, ready := a.unitReady(ctx, name)
 		if ready || st.State == runtime.StateFailed || time.Now().After(deadline) {
-			return st
+			return st, ready
 		}
 		select {
 		case <-ctx.Done():
-			return st
+			return st, ready
 		case <-tick.C:
 		}
 	}
@@ -126,14 +137,17 @@ func (a *Applier) applyUnits(ctx context.Context, ns *api.NodeState, cs *Cluster
 			items = append(items, it)
 			continue
 		}
-		var st runtime.UnitStatus
+		var (
+			st    runtime.UnitStatus
+			ready bool
+		)
 		if changed {
 			a.log().Info("started unit", "unit", u.Name, "inputHash", u.InputHash)
-			st = a.waitSettled(ctx, u.Name)
+			st, ready = a.waitSettled(ctx, u.Name)
 		} else {
-			st, _ = a.unitReady(ctx, u.Name)
+			st, ready = a.unitReady(ctx, u.Name)
 		}
-		it.State, it.Message = unitItemState(st, changed)
+		it.State, it.Message = unitItemState(st, ready, changed)
 		items = append(items, it)
 	}
 	for _, name := range sortedKeys(cs.Units) {
@@ -151,14 +165,16 @@ func (a *Applier) applyUnits(ctx context.Context, ns *api.NodeState, cs *Cluster
 }
 
 // unitItemState maps a unit's status to a report item state.
-func unitItemState(st runtime.UnitStatus, changed bool) (string, string) {
+func unitItemState(st runtime.UnitStatus, ready, changed bool) (string, string) {
 	msg := ""
 	if changed {
 		msg = "started"
 	}
 	switch {
-	case st.Ready():
+	case ready:
 		return api.ItemOK, msg
+	case st.Ready():
+		return api.ItemPending, st.Message
 	case st.State == runtime.StateFailed:
 		return api.ItemFailed, strings.TrimSpace(fmt.Sprintf("%s exit code %d %s", st.State, st.ExitCode, st.Message))
 	case st.State == runtime.StateExited && !st.Oneshot:
