@@ -20,6 +20,7 @@ import (
 	"kcore.dev/kcore/pkg/client"
 	"kcore.dev/kcore/pkg/execrun"
 	"kcore.dev/kcore/pkg/runtime"
+	"kcore.dev/kcore/pkg/version"
 	"kcore.dev/kcore/pkg/volume"
 )
 
@@ -84,8 +85,20 @@ func NewAgent(s Streams) *cobra.Command {
 	f.StringVar(&fl.joinToken, "join-token", "", "one-time join token from 'kctl node token create' (first start only)")
 	f.StringVar(&fl.tokenFile, "join-token-file", "", "file holding the join token (keeps it out of the process list)")
 	f.StringVar(&fl.caFile, "ca-file", "", "controller CA certificate, to verify the controllers when joining")
-	root.AddCommand(newAgentApplyCmd(s, &fl), newAgentFactsCmd(s, &fl))
+	root.AddCommand(newAgentApplyCmd(s, &fl), newAgentFactsCmd(s, &fl), newAgentVersionCmd(s))
 	return root
+}
+
+func newAgentVersionCmd(s Streams) *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print the kcore-node-agent version",
+		Args:  cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			_, err := fmt.Fprintf(s.Out, "kcore-node-agent %s\n", version.Version)
+			return err
+		},
+	}
 }
 
 func signalContext(cmd *cobra.Command) (context.Context, context.CancelFunc) {

@@ -28,6 +28,7 @@ func TestAgentCommandFlags(t *testing.T) {
 		wantErr string
 	}{
 		{name: "help names the runtimes", args: []string{"--help"}, out: "supervisor, systemd or nixos"},
+		{name: "version", args: []string{"version"}, out: "kcore-node-agent "},
 		{name: "needs a node id", args: []string{"--controller", "127.0.0.1:1"}, wantErr: "--node-id"},
 		{name: "bad runtime", args: []string{"--controller", "127.0.0.1:1", "--node-id", "n", "--runtime", "docker", "--root", t.TempDir()}, wantErr: "--runtime"},
 		{name: "bad label", args: []string{"facts", "--label", "nolabel"}, wantErr: "--label"},
