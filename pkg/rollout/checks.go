@@ -1,0 +1,113 @@
+package rollout
+
+import (
+	"fmt"
+	"strings"
+
+	"kcore.dev/kcore/pkg/api"
+	"kcore.dev/kcore/pkg/plan"
+)
+
+// checkInvalid turns the update's validation errors into invalid-update
+// issues and adds the rules validation cannot know about.
+func checkInvalid(u *api.ClusterUpdate) []plan.Issue {
+	var out []plan.Issue
+	for _, i := range u.Validate().Errors() {
+		out = append(out, plan.Issue{Code: CodeInvalidUpdate, Path: i.Path, Message: i.Message, Fix: "correct the manifest"})
+	}
+	if u.Spec.UpdateKind == api.UpdateKindK8s && u.Spec.TestedOSPins.KubernetesVersion == "" {
+		out = append(out, plan.Issue{Code: CodeInvalidUpdate, Path: "spec.testedOsPins.kubernetesVersion",
+			Message: "update_kind kubernetes needs the Kubernetes version the release moves to",
+			Fix:     "set tested_os_pins.kubernetes_version, e.g. 1.37.0"})
+	}
+	return out
+}
+
+// checkReady blocks on target nodes that are not ready and on clusters of
+// target nodes that are not in phase ready.
+func checkReady(targets []*target) []plan.Issue {
+	var out []plan.Issue
+	seen := map[string]bool{}
+	for _, t := range targets {
+		if !t.node.Status.Ready {
+			out = append(out, plan.Issue{Code: CodeNodeNotReady, Node: t.id, Cluster: first(clusterNames(t.clusters)),
+				Message: fmt.Sprintf("node %s is not ready (last heartbeat %s); a rollout only starts when every target node is ready", t.id, orNever(t.node.Status.LastHeartbeat)),
+				Fix:     "bring the node's agent back (`kctl node list` shows its heartbeat), or leave the node out of spec.nodes"})
+		}
+		for _, c := range t.clusters {
+			name := c.Metadata.Name
+			if seen[name] || c.Status.Phase == api.PhaseReady {
+				continue
+			}
+			seen[name] = true
+			msg := fmt.Sprintf("cluster %s is in phase %s, not ready; its node %s is a target", name, orUnknown(c.Status.Phase), t.id)
+			if r := failing(c.Status.Conditions); r != "" {
+				msg += ": " + r
+			}
+			out = append(out, plan.Issue{Code: CodeClusterNotReady, Cluster: name, Node: t.id, Message: msg,
+				Fix: fmt.Sprintf("wait until `kctl kubernetes health %s` reports ready (finish the running change, or fix what degraded it) and plan again", name)})
+		}
+	}
+	return out
+}
+
+// failing joins the messages of the conditions that are not True.
+func failing(cs []api.Condition) string {
+	var out []string
+	for _, c := range cs {
+		if c.Status != "True" && c.Message != "" {
+			out = append(out, c.Message)
+		}
+	}
+	return strings.Join(out, "; ")
+}
+
+// checkSchema applies the controller schema gates to every replica:
+// previousSchemaVersion is the schema the release upgrades from, so every
+// replica must run at least it; minCompatibleReader is the oldest reader of
+// what the release writes, so every replica that is not upgraded yet (all
+// of them, when the rollout starts) must read at least it; and no replica
+// may already run a schema newer than schemaVersion, which would be a
+// downgrade of the controller.
+func checkSchema(s api.UpdateSpec, replicas []ControllerReplica) []plan.Issue {
+	var out []plan.Issue
+	for _, r := range replicas {
+		if p := s.PreviousSchemaVersion; p > 0 && r.Schema < p {
+			out = append(out, plan.Issue{Code: CodeSchemaGate, Path: "spec.previousSchemaVersion",
+				Message: fmt.Sprintf("controller replica %s runs schema %d; release %s upgrades from schema %d and cannot migrate %d", r.ID, r.Schema, s.Version, p, r.Schema),
+				Fix:     fmt.Sprintf("first roll out a release whose schema_version is at least %d to every controller replica (`kctl controller members` shows each replica's schema)", p)})
+		}
+		if m := s.MinCompatibleReader; m > 0 && r.Schema < m {
+			out = append(out, plan.Issue{Code: CodeSchemaGate, Path: "spec.minCompatibleReader",
+				Message: fmt.Sprintf("controller replica %s reads schema %d; release %s writes schema %d entries that only readers of schema %d or newer understand, so %s could not apply the log while it waits for its turn", r.ID, r.Schema, s.Version, s.SchemaVersion, m, r.ID),
+				Fix:     fmt.Sprintf("upgrade replica %s to a release with schema at least %d first, or remove it from the controller (`kctl controller members`)", r.ID, m)})
+		}
+		if v := s.SchemaVersion; v > 0 && r.Schema > v {
+			out = append(out, plan.Issue{Code: CodeSchemaGate, Path: "spec.schemaVersion",
+				Message: fmt.Sprintf("controller replica %s already runs schema %d, newer than release %s's schema %d: this would downgrade the controller", r.ID, r.Schema, s.Version, v),
+				Fix:     "roll out a release at least as new as the controller's; kcore does not downgrade its schema"})
+		}
+	}
+	return out
+}
+
+func first(ss []string) string {
+	if len(ss) == 0 {
+		return ""
+	}
+	return ss[0]
+}
+
+func orNever(s string) string {
+	if s == "" {
+		return "never"
+	}
+	return s
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "unknown"
+	}
+	return s
+}
