@@ -52,6 +52,10 @@ type Applier struct {
 	UnitSettle time.Duration
 	// Health probes a unit's HealthURL (nil: ProbeHealth).
 	Health func(ctx context.Context, url string) error
+	// Rebase, when set, rewrites each NodeState before it is applied; an
+	// agent whose root is not / uses render.Rebase so the processes it
+	// starts read and write that root's files.
+	Rebase func(*api.NodeState) *api.NodeState
 	// Partial applies only the given clusters: it does not tear down
 	// clusters missing from the input nor stop unknown units (offline apply).
 	Partial bool
@@ -95,6 +99,11 @@ func (a *Applier) Apply(ctx context.Context, states []api.NodeState) ([]api.Node
 		a.state = st
 	}
 	sorted := append([]api.NodeState{}, states...)
+	if a.Rebase != nil {
+		for i := range sorted {
+			sorted[i] = *a.Rebase(&sorted[i])
+		}
+	}
 	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Cluster < sorted[j].Cluster })
 	a.rendered = map[string]api.Unit{}
 	for _, ns := range sorted {

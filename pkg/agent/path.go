@@ -23,6 +23,7 @@ func AllowedPrefixes() []string {
 		"/var/lib/kcore",
 		"/var/lib/etcd",
 		"/var/lib/kubelet",
+		"/var/lib/kube-proxy",
 		"/var/log/kcore",
 		"/mnt/kcore",
 		"/run/kcore",

@@ -19,6 +19,7 @@ import (
 	"kcore.dev/kcore/pkg/api"
 	"kcore.dev/kcore/pkg/client"
 	"kcore.dev/kcore/pkg/execrun"
+	"kcore.dev/kcore/pkg/render"
 	"kcore.dev/kcore/pkg/runtime"
 	"kcore.dev/kcore/pkg/version"
 	"kcore.dev/kcore/pkg/volume"
@@ -181,6 +182,9 @@ func (fl *agentFlags) build(log *slog.Logger) (*node, error) {
 		Resolve: func(p string) (string, error) { return agent.Resolve(root, p) },
 	}
 	n.applier = &agent.Applier{Root: root, Runtime: n.runtime, Volumes: vols, Runner: runner, BinDir: fl.binDir, Log: log.With("component", "apply")}
+	if root != "/" {
+		n.applier.Rebase = func(ns *api.NodeState) *api.NodeState { return render.Rebase(ns, root) }
+	}
 	n.collector = &agent.Collector{Root: root, Runner: runner, BinDir: fl.binDir, Labels: labels, Log: log.With("component", "facts")}
 	return n, nil
 }
