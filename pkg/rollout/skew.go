@@ -96,12 +96,12 @@ func kubernetesRules(e *env, targets []*target) (order, reason string, change *V
 	slices.SortFunc(from, version.compare)
 	change = &VersionChange{From: versionsOf(from), To: to.String()}
 	if len(unknown) > 0 {
-		warnings = append(warnings, plan.Issue{Code: CodeNodeVersionsUnknown, Node: strings.Join(unknown, ", "),
+		warnings = append(warnings, plan.Issue{Code: CodeNodeVersionsUnknown,
 			Message: fmt.Sprintf("%s report no %s or %s version, so the version-skew policy is checked without them", names(unknown), VersionAPIServer, VersionKubelet),
 			Fix:     "upgrade the node agent so its facts carry the versions, then plan again"})
 	}
 	if len(downgraded) > 0 {
-		warnings = append(warnings, plan.Issue{Code: CodeKubernetesPatchDowngrade, Node: strings.Join(downgraded, ", "), Path: "spec.testedOsPins.kubernetesVersion",
+		warnings = append(warnings, plan.Issue{Code: CodeKubernetesPatchDowngrade, Path: "spec.testedOsPins.kubernetesVersion",
 			Message: fmt.Sprintf("Kubernetes %s is a patch downgrade for %s (now on %s); patch versions of one minor are compatible, so it is allowed", to, names(downgraded), strings.Join(versionsOf(from), ", ")),
 			Fix:     "check that the release really means to go back to " + to.String()})
 	}

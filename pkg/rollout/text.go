@@ -122,7 +122,11 @@ func change(v *VersionChange) string {
 	if from == "" {
 		from = "unknown"
 	}
-	return from + " → " + v.To
+	to := v.To
+	if strings.Count(to, ".") == 1 {
+		to += ".x"
+	}
+	return from + " → " + to
 }
 
 func (p *printer) step(i, n int, s Step) {
