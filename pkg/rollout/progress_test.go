@@ -120,7 +120,9 @@ func TestTransitions(t *testing.T) {
 		{"finish a step that is not running", status(PhaseRolling, StepPending),
 			func(s api.UpdateStatus) (api.UpdateStatus, error) { return MarkDone(s, 0, "t2") }, "", nil, true},
 		{"a failed gate pauses", status(PhaseRolling, StepDone, StepRunning),
-			func(s api.UpdateStatus) (api.UpdateStatus, error) { return MarkFailed(s, 1, "t2", "node-107: /readyz failed") }, PhasePaused, []string{StepDone, StepFailed}, false},
+			func(s api.UpdateStatus) (api.UpdateStatus, error) {
+				return MarkFailed(s, 1, "t2", "node-107: /readyz failed")
+			}, PhasePaused, []string{StepDone, StepFailed}, false},
 		{"roll back out of order", status(PhaseRollingBack, StepDone, StepDone),
 			func(s api.UpdateStatus) (api.UpdateStatus, error) { return MarkRolledBack(s, 0, "t3") }, "", nil, true},
 		{"roll back the last step that ran", status(PhaseRollingBack, StepDone, StepDone),
