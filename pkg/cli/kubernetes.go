@@ -14,6 +14,14 @@ func newKubernetesCmd(s Streams) *cobra.Command {
 	}
 	cmd.AddCommand(
 		newKubernetesValidateCmd(s),
+		newKubernetesPlanCmd(s),
+		newKubernetesApplyCmd(s),
+		newKubernetesDiffCmd(s),
+		newKubernetesGetCmd(s),
+		newKubernetesListCmd(s),
+		newKubernetesHealthCmd(s),
+		newKubernetesScaleCmd(s),
+		newKubernetesDeleteCmd(s),
 	)
 	return cmd
 }

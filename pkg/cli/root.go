@@ -41,6 +41,9 @@ see what will happen with 'kctl kubernetes plan', and make it so with
 		newNodeCmd(s),
 		newCertCmd(s),
 		newAuditCmd(s),
+		newApplyCmd(s),
+		newUpdateCmd(s),
+		newGenDocsCmd(s),
 	)
 	return root
 }

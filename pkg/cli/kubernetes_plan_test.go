@@ -1,0 +1,164 @@
+package cli
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"kcore.dev/kcore/pkg/api"
+	"kcore.dev/kcore/pkg/client"
+	"kcore.dev/kcore/pkg/plan"
+)
+
+func TestPlanDetailedExitCode(t *testing.T) {
+	a := newApplyEnv(t)
+	lab := a.write("lab.yaml", labManifest(t))
+	missing := a.write("missing.yaml", strings.Replace(labManifest(t), "node-107", "node-999", -1))
+	tests := []struct {
+		name  string
+		setup func()
+		path  string
+		want  int
+	}{
+		{"changes", nil, lab, 2},
+		{"blocked", nil, missing, 1},
+		{"no changes", func() {
+			a.must("kubernetes", "apply", "-f", lab, "--yes")
+		}, lab, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if tt.setup != nil {
+				tt.setup()
+			}
+			before := a.index()
+			out, _, err := a.runIn(strings.NewReader(""), "kubernetes", "plan", "-f", tt.path, "--detailed-exitcode")
+			code := 0
+			if err != nil {
+				code = ExitCode(err)
+			}
+			if code != tt.want {
+				t.Fatalf("exit code %d (%v), want %d\n%s", code, err, tt.want, out)
+			}
+			if a.index() != before {
+				t.Fatalf("plan moved the index %d → %d", before, a.index())
+			}
+		})
+	}
+	// Without --detailed-exitcode a plan with changes exits 0.
+	if _, _, err := a.runIn(strings.NewReader(""), "kubernetes", "plan", "-f", a.write("edge.yaml", edgeManifest)); err != nil {
+		t.Fatalf("plan with changes: %v", err)
+	}
+}
+
+func TestDirectoryApplyAndPrune(t *testing.T) {
+	a := newApplyEnv(t)
+	dir := filepath.Join(a.dir, "clusters")
+	a.write("clusters/lab.yaml", labManifest(t))
+	edge := a.write("clusters/edge.yaml", edgeManifest)
+	out := a.must("kubernetes", "apply", "-f", dir, "--yes")
+	if !strings.Contains(out, "Plan: 2 to create") || strings.Count(out, "stored, phase bootstrapping") != 2 {
+		t.Fatalf("directory apply:\n%s", out)
+	}
+	a.setStatus("edge", api.ClusterStatus{Phase: api.PhaseReady})
+	if err := os.Remove(edge); err != nil {
+		t.Fatal(err)
+	}
+
+	before := a.index()
+	out = a.must("kubernetes", "apply", "-f", dir, "--yes")
+	if !strings.Contains(out, "No changes.") || a.index() != before {
+		t.Fatalf("apply without --prune changed something:\n%s", out)
+	}
+	out = a.must("kubernetes", "apply", "-f", dir, "--prune", "--yes")
+	if !strings.Contains(out, `- delete cluster "edge"`) || !strings.Contains(out, `cluster "edge": stored, phase deleting`) {
+		t.Fatalf("apply --prune:\n%s", out)
+	}
+	if kc, ok := a.cluster("edge"); !ok || kc.Status.Phase != api.PhaseDeleting {
+		t.Fatalf("edge after prune = %+v, want phase deleting (the orchestrator removes it)", kc)
+	}
+	if kc, _ := a.cluster("lab"); kc.Status.Phase != api.PhaseBootstrapping {
+		t.Fatalf("lab touched by the prune: %+v", kc.Status)
+	}
+}
+
+func TestSavedPlan(t *testing.T) {
+	a := newApplyEnv(t)
+	lab := a.write("lab.yaml", labManifest(t))
+	saved := filepath.Join(a.dir, "lab.plan.json")
+	out := a.must("kubernetes", "plan", "-f", lab, "--out", saved)
+	if !strings.Contains(out, "Plan saved to "+saved) {
+		t.Fatalf("plan --out:\n%s", out)
+	}
+	data, err := os.ReadFile(saved)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := plan.Read(strings.NewReader(string(data))); err != nil {
+		t.Fatalf("saved plan is not in the plan format: %v", err)
+	}
+
+	// A second saved plan goes stale when the first is applied.
+	other := filepath.Join(a.dir, "other.plan.json")
+	jsonOut := a.must("kubernetes", "plan", "-f", lab, "-o", "json", "--out", other)
+	if !strings.HasPrefix(jsonOut, "{") {
+		t.Fatalf("-o json:\n%s", jsonOut)
+	}
+
+	out = a.must("kubernetes", "apply", saved, "--yes")
+	if !strings.Contains(out, `cluster "lab": stored, phase bootstrapping`) {
+		t.Fatalf("apply saved plan:\n%s", out)
+	}
+	before := a.index()
+	if _, _, err := a.runIn(strings.NewReader(""), "kubernetes", "apply", other, "--yes"); !errors.Is(err, ErrStalePlan) {
+		t.Fatalf("stale saved plan = %v, want ErrStalePlan", err)
+	}
+	if a.index() != before+1 { // the refusal's audit entry only
+		t.Fatalf("index %d → %d, want only the audit entry", before, a.index())
+	}
+
+	// An edited plan file fails its hash check before anything is sent.
+	if err := os.WriteFile(other, []byte(strings.Replace(string(data), "node-105", "node-106", 1)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := a.runIn(strings.NewReader(""), "kubernetes", "apply", other, "--yes"); !errors.Is(err, plan.ErrHashMismatch) {
+		t.Fatalf("edited plan = %v, want ErrHashMismatch", err)
+	}
+}
+
+func TestViewerPlansButCannotApply(t *testing.T) {
+	a := newApplyEnv(t)
+	lab := a.write("lab.yaml", labManifest(t))
+	a.must("cert", "issue", "--role", "viewer", "--name", "alice")
+	out := a.must("--context", "alice@lab", "kubernetes", "plan", "-f", lab)
+	if !strings.Contains(out, `+ create cluster "lab"`) {
+		t.Fatalf("viewer plan:\n%s", out)
+	}
+	_, _, err := a.runIn(strings.NewReader(""), "--context", "alice@lab", "kubernetes", "apply", "-f", lab, "--yes")
+	if !errors.Is(err, client.ErrForbidden) {
+		t.Fatalf("viewer apply = %v, want ErrForbidden", err)
+	}
+	if _, ok := a.cluster("lab"); ok {
+		t.Fatal("viewer stored the cluster")
+	}
+}
+
+func TestManifestErrorsStayLocal(t *testing.T) {
+	a := newApplyEnv(t)
+	bad := a.write("bad.yaml", strings.Replace(labManifest(t), "clusterCidr", "clustrCidr", 1))
+	update := a.write("update.yaml", "kind: ClusterUpdate\nmetadata:\n  name: u1\nspec:\n  version: 0.5.0\n  allNodes: true\n")
+	before := a.index()
+	_, errOut, err := a.runIn(strings.NewReader(""), "kubernetes", "apply", "-f", bad, "--yes")
+	if !errors.Is(err, errManifests) || !strings.Contains(errOut, "bad.yaml:") {
+		t.Fatalf("bad manifest = %v\n%s", err, errOut)
+	}
+	_, _, err = a.runIn(strings.NewReader(""), "kubernetes", "apply", "-f", update, "--yes")
+	if err == nil || !strings.Contains(err.Error(), "kctl apply -f") {
+		t.Fatalf("ClusterUpdate in kubernetes apply = %v", err)
+	}
+	if a.index() != before {
+		t.Fatalf("index moved %d → %d", before, a.index())
+	}
+}
