@@ -9,7 +9,7 @@ PKGS        := ./...
 VERSION     ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS     := -X kcore.dev/kcore/pkg/version.Version=$(VERSION)
 
-.PHONY: all build demo deps test unit lint fmt-check vet staticcheck bench schemas clean
+.PHONY: all build demo deps test unit lint fmt-check vet staticcheck bench schemas clean k8s-bins
 
 all: build
 
@@ -24,6 +24,11 @@ demo: build
 ## deps: Debian packages the tests and the lab drive for real (keepalived, nix-bin, xfsprogs, …)
 deps:
 	./scripts/deps.sh
+
+## k8s-bins: the real etcd and Kubernetes binaries the lab runs, built once into
+## ${KCORE_CACHE:-~/.cache/kcore}/bin (K8S_BINS_FLAGS, e.g. --k8s-version v1.36.3)
+k8s-bins:
+	./scripts/build-k8s.sh $(K8S_BINS_FLAGS)
 
 ## test: everything CI runs — lint, unit, integration and (as root) the real-process tests
 test: deps lint unit
