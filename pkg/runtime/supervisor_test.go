@@ -255,10 +255,18 @@ func TestSupervisorRestartAdoptsProcesses(t *testing.T) {
 			if n := unitProcesses(root, u.Name); n != 1 {
 				t.Fatalf("%d processes for the unit, want 1", n)
 			}
-			if err := s2.Stop(ctx, u.Name); err != nil {
-				t.Fatal(err)
+			// The inputs changed while the agent was down: the adopted process is replaced.
+			u.InputHash = "h2"
+			if changed, err := s2.Ensure(ctx, u); err != nil || !changed {
+				t.Fatalf("ensure with a new hash = %v, %v", changed, err)
 			}
-			waitFor(t, "adopted process stopped", func() bool { return !alive("/proc", pid, 0) })
+			waitFor(t, "adopted process replaced", func() bool { return !alive("/proc", pid, 0) })
+			if got := runningPID(t, s2, u.Name); got == pid {
+				t.Fatal("new hash kept the adopted process")
+			}
+			if n := unitProcesses(root, u.Name); n != 1 {
+				t.Fatalf("%d processes for the unit after the restart, want 1", n)
+			}
 		})
 	}
 }

@@ -76,7 +76,14 @@ func (s *Systemd) Ensure(ctx context.Context, u api.Unit) (bool, error) {
 	}
 	for _, args := range steps {
 		if _, err := s.systemctl(ctx, args...); err != nil {
-			return true, fmt.Errorf("ensure unit %s: %w", u.Name, err)
+			// Put the old file back (or none), so the next Ensure sees the
+			// difference and runs the steps again.
+			if exists {
+				WriteFileAtomic(path, old, 0o644)
+			} else {
+				os.Remove(path)
+			}
+			return false, fmt.Errorf("ensure unit %s: %w", u.Name, err)
 		}
 	}
 	s.log().Info("ensured unit", "unit", u.Name, "inputHash", u.InputHash, "new", !exists)

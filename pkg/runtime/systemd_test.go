@@ -165,3 +165,20 @@ func TestParseSystemctlShow(t *testing.T) {
 		})
 	}
 }
+
+func TestSystemdRetriesAfterAFailedStart(t *testing.T) {
+	ctx := context.Background()
+	rec := execrun.NewRecorder().OnExit("systemctl enable --now kcore-etcd.service", 1, "Failed to start")
+	rec.On("systemctl enable --now kcore-etcd.service", execrun.Result{}, nil)
+	s := &Systemd{Root: t.TempDir(), Runner: rec}
+	if _, err := s.Ensure(ctx, etcdUnit()); err == nil {
+		t.Fatal("failed start reported success")
+	}
+	rec.Reset()
+	if changed, err := s.Ensure(ctx, etcdUnit()); err != nil || !changed {
+		t.Fatalf("retry = %v, %v", changed, err)
+	}
+	if got := strings.Join(rec.Commands(), "|"); got != "systemctl daemon-reload|systemctl enable --now kcore-etcd.service" {
+		t.Fatalf("retry commands %q", got)
+	}
+}
