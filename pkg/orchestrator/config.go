@@ -1,0 +1,101 @@
+package orchestrator
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"time"
+
+	"kcore.dev/kcore/pkg/render"
+	"kcore.dev/kcore/pkg/secrets"
+	"kcore.dev/kcore/pkg/store"
+)
+
+// Defaults of Config.
+const (
+	DefaultHealthInterval   = 30 * time.Second
+	DefaultRetryInterval    = 2 * time.Second
+	DefaultHeartbeatTimeout = 90 * time.Second
+	DefaultDeleteGrace      = 10 * time.Minute
+)
+
+// Raft is what the orchestrator needs of a replica: the replicated store and
+// the way to commit to it. *raftnode.Node implements it.
+type Raft interface {
+	// State is the replica's store, for reads and blocking queries.
+	State() *store.State
+	// Apply replicates a command and returns its result.
+	Apply(ctx context.Context, cmd store.Command) (store.Result, error)
+	// Barrier waits until everything committed before it is applied locally.
+	Barrier(ctx context.Context) error
+}
+
+// Config configures an Orchestrator.
+type Config struct {
+	// Node is the leader replica's raft node.
+	Node Raft
+	// Keyring seals the cluster secrets and the secret files of NodeStates.
+	Keyring *secrets.Keyring
+	// Now is the clock stamped on commands, conditions and certificates; nil
+	// means time.Now.
+	Now func() time.Time
+	// HealthInterval is how often every cluster's health is re-checked
+	// (default 30s).
+	HealthInterval time.Duration
+	// RetryInterval is how soon a cluster waiting on health or etcd
+	// membership (bootstrapping, updating, scaling) or a failed pass is
+	// retried (default 2s).
+	RetryInterval time.Duration
+	// HeartbeatTimeout is how long a member may go without a heartbeat
+	// before NodesHeartbeating turns False (default 90s).
+	HeartbeatTimeout time.Duration
+	// DeleteGrace is how long a delete waits for a node that neither
+	// reports the teardown nor heartbeats before it gives up on that node
+	// (default 10m).
+	DeleteGrace time.Duration
+	// RenderOptions are passed to render.Render.
+	RenderOptions render.Options
+	// LastSeen returns when a node last heartbeated (server.Server.LastSeen);
+	// nil leaves NodesHeartbeating Unknown.
+	LastSeen func(nodeID string) (time.Time, bool)
+	// Logger receives the orchestrator's logs; nil discards them.
+	Logger *slog.Logger
+	// Checker runs the health checks; nil means an HTTPChecker.
+	Checker Checker
+	// Etcd changes etcd membership on scale; nil means an HTTPEtcd.
+	Etcd EtcdMembership
+}
+
+func (c Config) withDefaults() (Config, error) {
+	if c.Node == nil {
+		return c, errors.New("orchestrator config: node is required")
+	}
+	if c.Keyring == nil {
+		return c, errors.New("orchestrator config: keyring is required")
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	if c.HealthInterval <= 0 {
+		c.HealthInterval = DefaultHealthInterval
+	}
+	if c.RetryInterval <= 0 {
+		c.RetryInterval = DefaultRetryInterval
+	}
+	if c.HeartbeatTimeout <= 0 {
+		c.HeartbeatTimeout = DefaultHeartbeatTimeout
+	}
+	if c.DeleteGrace <= 0 {
+		c.DeleteGrace = DefaultDeleteGrace
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	if c.Checker == nil {
+		c.Checker = &HTTPChecker{}
+	}
+	if c.Etcd == nil {
+		c.Etcd = &HTTPEtcd{}
+	}
+	return c, nil
+}

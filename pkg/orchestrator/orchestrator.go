@@ -1,0 +1,242 @@
+package orchestrator
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"log/slog"
+	"time"
+
+	"kcore.dev/kcore/pkg/api"
+	"kcore.dev/kcore/pkg/apiv1"
+	"kcore.dev/kcore/pkg/store"
+)
+
+// Orchestrator drives the stored clusters. Run it on the leader only.
+type Orchestrator struct {
+	cfg     Config
+	log     *slog.Logger
+	started time.Time
+	wake    chan struct{}
+	// seen is the fingerprint of each cluster's inputs at its last
+	// successful pass, so a wake-up reconciles only the clusters it touched.
+	seen map[string]string
+	// retry holds the clusters that wait on health, etcd or a failed pass.
+	retry map[string]bool
+}
+
+// New checks cfg and returns an Orchestrator.
+func New(cfg Config) (*Orchestrator, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	return &Orchestrator{
+		cfg:   cfg,
+		log:   cfg.Logger.With("component", "orchestrator"),
+		wake:  make(chan struct{}, 1),
+		seen:  map[string]string{},
+		retry: map[string]bool{},
+	}, nil
+}
+
+// RunOnLeader runs an orchestrator from cfg while leaderCh last said true:
+// it starts one when leadership is gained and cancels it when leadership is
+// lost, until ctx ends or leaderCh closes.
+func RunOnLeader(ctx context.Context, leaderCh <-chan bool, cfg Config) {
+	var running *runningOrch
+	defer func() { running.stop() }()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case leader, ok := <-leaderCh:
+			if !ok {
+				return
+			}
+			if !leader {
+				running.stop()
+				running = nil
+				continue
+			}
+			if running != nil {
+				continue
+			}
+			o, err := New(cfg)
+			if err != nil {
+				if cfg.Logger != nil {
+					cfg.Logger.Error("start orchestrator", "err", err)
+				}
+				continue
+			}
+			running = start(ctx, o)
+		}
+	}
+}
+
+// runningOrch is an orchestrator started by RunOnLeader.
+type runningOrch struct {
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+func start(ctx context.Context, o *Orchestrator) *runningOrch {
+	rctx, cancel := context.WithCancel(ctx)
+	r := &runningOrch{cancel: cancel, done: make(chan struct{})}
+	go func() {
+		defer close(r.done)
+		if err := o.Run(rctx); err != nil {
+			o.log.Error("orchestrator stopped", "err", err)
+		}
+	}()
+	return r
+}
+
+// stop cancels the orchestrator and waits for it; nil is a no-op.
+func (r *runningOrch) stop() {
+	if r == nil {
+		return
+	}
+	r.cancel()
+	<-r.done
+}
+
+// Run reconciles every cluster until ctx ends: once at start, whenever a
+// cluster, Node or NodeReport changes, every HealthInterval (with health
+// checks) and every RetryInterval while a cluster waits on something.
+func (o *Orchestrator) Run(ctx context.Context) error {
+	if err := o.cfg.Node.Barrier(ctx); err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
+		return fmt.Errorf("run orchestrator: catch up: %w", err)
+	}
+	o.started = o.cfg.Now()
+	o.log.Info("orchestrator started", "health_interval", o.cfg.HealthInterval)
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	for _, kind := range []string{api.KindKubernetesCluster, api.KindNode, apiv1.KindNodeReport} {
+		go o.watch(wctx, kind)
+	}
+	health := time.NewTicker(o.cfg.HealthInterval)
+	defer health.Stop()
+	retry := time.NewTimer(o.cfg.RetryInterval)
+	defer retry.Stop()
+	checkHealth, retryOnly := true, false
+	for {
+		if o.pass(ctx, checkHealth, retryOnly) {
+			retry.Reset(o.cfg.RetryInterval)
+		}
+		checkHealth, retryOnly = false, false
+		select {
+		case <-ctx.Done():
+			o.log.Info("orchestrator stopped")
+			return nil
+		case <-o.wake:
+		case <-health.C:
+			checkHealth = true
+		case <-retry.C:
+			retryOnly = true
+		}
+	}
+}
+
+// watch wakes the loop whenever an object of kind changes, through the
+// store's blocking queries.
+func (o *Orchestrator) watch(ctx context.Context, kind string) {
+	st := o.cfg.Node.State()
+	idx := st.KindIndex(kind)
+	for {
+		n, _ := st.Wait(ctx, kind, "", idx)
+		if ctx.Err() != nil {
+			return
+		}
+		if n != idx {
+			select {
+			case o.wake <- struct{}{}:
+			default:
+			}
+		}
+		idx = n
+	}
+}
+
+// pass reconciles the clusters whose inputs changed (all of them with
+// checkHealth; only the waiting ones with retryOnly) and reports whether any
+// cluster wants a retry.
+func (o *Orchestrator) pass(ctx context.Context, checkHealth, retryOnly bool) bool {
+	st := o.cfg.Node.State()
+	live := map[string]bool{}
+	for _, obj := range st.List(api.KindKubernetesCluster) {
+		name := obj.Name
+		live[name] = true
+		fp := o.fingerprint(obj)
+		switch {
+		case checkHealth, o.retry[name]:
+		case retryOnly, o.seen[name] == fp:
+			continue
+		}
+		again, err := o.reconcile(ctx, name, checkHealth)
+		if ctx.Err() != nil {
+			return false
+		}
+		if err != nil {
+			o.log.Warn("reconcile cluster", "cluster", name, "err", err)
+			again = true
+		}
+		o.retry[name] = again
+		if err == nil {
+			// The fingerprint from before the pass: the pass's own writes
+			// cause one more pass, which finds nothing to do.
+			o.seen[name] = fp
+		} else {
+			delete(o.seen, name)
+		}
+	}
+	for name := range o.seen {
+		if !live[name] {
+			delete(o.seen, name)
+			delete(o.retry, name)
+		}
+	}
+	for _, again := range o.retry {
+		if again {
+			return true
+		}
+	}
+	return false
+}
+
+// fingerprint names the indexes of everything a cluster's pass reads: the
+// cluster, its secret, NodeStates and reports, and its members' Nodes.
+func (o *Orchestrator) fingerprint(obj store.Object) string {
+	st := o.cfg.Node.State()
+	var b strings.Builder
+	add := func(idx uint64) {
+		b.WriteString(strconv.FormatUint(idx, 10))
+		b.WriteByte(',')
+	}
+	add(obj.ModifyIndex)
+	if s, ok := st.Get(store.KindSecret, secretName(obj.Name)); ok {
+		add(s.ModifyIndex)
+	}
+	for _, kind := range []string{api.KindNodeState, apiv1.KindNodeReport} {
+		b.WriteString(kind)
+		for _, x := range st.ListPrefix(kind, obj.Name+"/") {
+			b.WriteString(x.Name)
+			add(x.ModifyIndex)
+		}
+	}
+	var c api.KubernetesCluster
+	if json.Unmarshal(obj.Data, &c) == nil {
+		for _, m := range c.Spec.Members() {
+			b.WriteString(m.NodeID)
+			if n, ok := st.Get(api.KindNode, m.NodeID); ok {
+				add(n.ModifyIndex)
+			}
+		}
+	}
+	return b.String()
+}

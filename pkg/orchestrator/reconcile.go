@@ -1,0 +1,232 @@
+package orchestrator
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"time"
+
+	"kcore.dev/kcore/pkg/api"
+	"kcore.dev/kcore/pkg/render"
+	"kcore.dev/kcore/pkg/store"
+)
+
+// reconcile runs one pass over the cluster name: it reports whether the
+// cluster waits on something a later pass must look at again.
+func (o *Orchestrator) reconcile(ctx context.Context, name string, checkHealth bool) (bool, error) {
+	obj, ok := o.cfg.Node.State().Get(api.KindKubernetesCluster, name)
+	if !ok {
+		return false, nil
+	}
+	var c api.KubernetesCluster
+	if err := json.Unmarshal(obj.Data, &c); err != nil {
+		return false, fmt.Errorf("decode cluster %s: %w", name, err)
+	}
+	if c.Status.Phase == api.PhaseDeleting {
+		return o.reconcileDelete(ctx, obj, &c)
+	}
+	now := o.cfg.Now()
+	var ops []store.Op
+	sec, secOp, err := o.ensureSecrets(&c, now)
+	if err != nil {
+		return false, err
+	}
+	if secOp != nil {
+		ops = append(ops, *secOp)
+	}
+	states, err := o.loadStates(name)
+	if err != nil {
+		return false, err
+	}
+	reports := o.loadReports(name)
+	status := c.Status
+	status.Conditions = append([]api.Condition(nil), c.Status.Conditions...)
+
+	opts := o.cfg.RenderOptions
+	opts.EtcdClusterExists = etcdExists(&c, states)
+	rendered, err := render.Render(&c, sec, o.loadNodes(&c), opts)
+	if err != nil {
+		o.log.Warn("render cluster", "cluster", name, "err", err)
+		status.Conditions = setCondition(status.Conditions, api.Condition{
+			Type: CondNodesApplied, Status: StatusFalse, Reason: "RenderFailed", Message: err.Error(),
+		}, now)
+		return false, o.commit(ctx, &c, obj, status, ops, now)
+	}
+
+	// Etcd membership comes first on scale: a control plane leaves etcd
+	// before its units stop, and joins as a learner before etcd starts.
+	var mem membershipStep
+	if c.Status.Phase == api.PhaseScaling && isTrue(c.Status.Conditions, CondBootstrapped) {
+		mem = o.syncEtcd(ctx, &c, sec, states, reports)
+		status.Conditions = setCondition(status.Conditions, mem.cond, now)
+	}
+
+	gens := map[string]int64{}
+	published := false
+	for _, m := range c.Spec.Members() {
+		id := m.NodeID
+		old := states[id]
+		if mem.hold[id] {
+			if old != nil {
+				gens[id] = old.ns.Generation
+			}
+			continue
+		}
+		want := rendered[id]
+		if old != nil && old.hash == render.Hash(want) {
+			gens[id] = old.ns.Generation
+			continue
+		}
+		want.Generation = 1
+		if old != nil {
+			want.Generation = old.ns.Generation + 1
+		}
+		op, err := o.putState(want, old)
+		if err != nil {
+			return false, err
+		}
+		ops = append(ops, op)
+		gens[id] = want.Generation
+		published = true
+		o.log.Info("publish node state", "cluster", name, "node", id, "generation", want.Generation)
+	}
+	leaving, leftOps, err := o.removeLeavers(&c, states, reports, now)
+	if err != nil {
+		return false, err
+	}
+	ops = append(ops, leftOps...)
+
+	ob := o.observe(&c, gens, reports, now)
+	status.Nodes = ob.nodes
+	status.ObservedGeneration = c.Metadata.Generation
+	status.Conditions = setCondition(status.Conditions, appliedCondition(ob), now)
+	status.Conditions = setCondition(status.Conditions, ob.heartbeat, now)
+	stale := findCondition(status.Conditions, CondAPIReady) == nil || findCondition(status.Conditions, CondEtcdHealthy) == nil
+	switch {
+	case ob.allApplied && (checkHealth || transitional(status.Phase) || stale):
+		h := o.cfg.Checker.Check(ctx, &c, sec)
+		for _, hc := range healthConditions(h) {
+			status.Conditions = setCondition(status.Conditions, hc, now)
+		}
+		status.LastHealthCheck = now.UTC().Format(time.RFC3339)
+	case !ob.allApplied && !isTrue(status.Conditions, CondBootstrapped):
+		for _, typ := range []string{CondEtcdHealthy, CondAPIReady} {
+			status.Conditions = setCondition(status.Conditions, api.Condition{
+				Type: typ, Status: StatusUnknown, Reason: "WaitingForNodes", Message: "checked once every member applied its state",
+			}, now)
+		}
+	}
+	status.Phase = nextPhase(status.Phase, status.Conditions, ob, published || leaving, mem.pending)
+	if status.Phase == api.PhaseReady {
+		status.Conditions = setCondition(status.Conditions, api.Condition{
+			Type: CondBootstrapped, Status: StatusTrue, Reason: "Ready", Message: "the cluster was ready once",
+		}, now)
+		if findCondition(status.Conditions, CondEtcdMembership) != nil && !mem.pending {
+			status.Conditions = dropCondition(status.Conditions, CondEtcdMembership)
+		}
+	}
+	if status.Phase != c.Status.Phase {
+		o.log.Info("cluster phase", "cluster", name, "from", c.Status.Phase, "to", status.Phase)
+	}
+	again := transitional(status.Phase) || leaving || mem.pending
+	return again, o.commit(ctx, &c, obj, status, ops, now)
+}
+
+// commit writes ops and, when it changed, the cluster's status in one CAS
+// batch; nothing at all when neither changed.
+func (o *Orchestrator) commit(ctx context.Context, c *api.KubernetesCluster, obj store.Object, status api.ClusterStatus, ops []store.Op, now time.Time) error {
+	if !sameStatus(status, c.Status) {
+		nc := *c
+		nc.Status = status
+		data, err := json.Marshal(&nc)
+		if err != nil {
+			return fmt.Errorf("encode cluster %s: %w", c.Metadata.Name, err)
+		}
+		ops = append(ops, store.Op{Put: &store.Put{
+			Kind: api.KindKubernetesCluster, Name: obj.Name, Data: data, ExpectModifyIndex: store.Expect(obj.ModifyIndex),
+		}})
+	}
+	return o.apply(ctx, ops, now)
+}
+
+// apply commits ops as one batch stamped with now.
+func (o *Orchestrator) apply(ctx context.Context, ops []store.Op, now time.Time) error {
+	if len(ops) == 0 {
+		return nil
+	}
+	cmd, err := store.Batch{Ops: ops}.Command()
+	if err != nil {
+		return err
+	}
+	cmd.Time = now.UTC().Format(time.RFC3339Nano)
+	if _, err := o.cfg.Node.Apply(ctx, cmd); err != nil {
+		return fmt.Errorf("commit %d changes: %w", len(ops), err)
+	}
+	return nil
+}
+
+// removeLeavers tears down the NodeStates of nodes that left the cluster:
+// an empty state first (the agent stops units and removes files), then,
+// once the node reported it or is gone, the state and report are deleted.
+// leaving is true while any is in progress.
+func (o *Orchestrator) removeLeavers(c *api.KubernetesCluster, states map[string]*storedState, reports map[string]*reportObj, now time.Time) (bool, []store.Op, error) {
+	members := map[string]bool{}
+	for _, m := range c.Spec.Members() {
+		members[m.NodeID] = true
+	}
+	ids := make([]string, 0, len(states))
+	for id := range states {
+		if !members[id] {
+			ids = append(ids, id)
+		}
+	}
+	sort.Strings(ids)
+	var ops []store.Op
+	for _, id := range ids {
+		op, _, err := o.teardownStep(c.Metadata.Name, id, states[id], reports[id], now)
+		if err != nil {
+			return false, nil, err
+		}
+		ops = append(ops, op...)
+	}
+	return len(ids) > 0, ops, nil
+}
+
+// etcdExists reports whether new control planes must join a running etcd:
+// the cluster was ready once and is scaling, or a published state already
+// says so (it stays so, to not flap every control plane's generation).
+func etcdExists(c *api.KubernetesCluster, states map[string]*storedState) bool {
+	if isTrue(c.Status.Conditions, CondBootstrapped) && c.Status.Phase == api.PhaseScaling {
+		return true
+	}
+	for _, s := range states {
+		for _, u := range s.ns.Units {
+			if u.Name == render.UnitEtcd && containsArg(u.Argv, "--initial-cluster-state=existing") {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func containsArg(argv []string, arg string) bool {
+	for _, a := range argv {
+		if a == arg {
+			return true
+		}
+	}
+	return false
+}
+
+// dropCondition removes the condition typ.
+func dropCondition(cs []api.Condition, typ string) []api.Condition {
+	out := cs[:0]
+	for _, c := range cs {
+		if c.Type != typ {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+

@@ -1,0 +1,141 @@
+package orchestrator
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"strings"
+
+	"kcore.dev/kcore/pkg/api"
+	"kcore.dev/kcore/pkg/pki"
+)
+
+// EtcdPeerPort is the port etcd members talk to each other on.
+const EtcdPeerPort = "2380"
+
+// membershipStep is the outcome of one etcd membership pass.
+type membershipStep struct {
+	// hold lists control planes whose NodeState must not be published yet:
+	// they are not etcd members, so their etcd could not join.
+	hold map[string]bool
+	// pending is true while a member must still be added, promoted or removed.
+	pending bool
+	cond    api.Condition
+}
+
+// peerURL is a control plane's etcd peer URL, as render writes it.
+func peerURL(address string) string {
+	return "https://" + net.JoinHostPort(address, EtcdPeerPort)
+}
+
+// syncEtcd moves etcd's membership one step towards the spec's control
+// planes: remove a member that left (before its units stop), add one new
+// control plane as a learner (etcd allows one learner at a time), promote a
+// learner once its node applied its state. Each step is idempotent and
+// derived from etcd's member list, so a new leader resumes it.
+func (o *Orchestrator) syncEtcd(ctx context.Context, c *api.KubernetesCluster, s *pki.ClusterSecrets, states map[string]*storedState, reports map[string]*reportObj) membershipStep {
+	step := membershipStep{hold: map[string]bool{}}
+	want := map[string]string{}
+	for _, n := range c.Spec.ControlPlaneNodes {
+		want[peerURL(n.AdvertiseAddress)] = n.NodeID
+	}
+	fail := func(err error) membershipStep {
+		for _, n := range c.Spec.ControlPlaneNodes {
+			if states[n.NodeID] == nil {
+				step.hold[n.NodeID] = true
+			}
+		}
+		step.pending = true
+		step.cond = api.Condition{Type: CondEtcdMembership, Status: StatusFalse, Reason: "MembershipFailed", Message: err.Error()}
+		return step
+	}
+	members, err := o.cfg.Etcd.Members(ctx, c, s)
+	if err != nil {
+		return fail(err)
+	}
+	byNode := map[string]EtcdMember{}
+	voters, learners := 0, 0
+	var remove []EtcdMember
+	for _, m := range members {
+		node := ""
+		for _, u := range m.PeerURLs {
+			if id, ok := want[u]; ok {
+				node = id
+			}
+		}
+		if node == "" {
+			remove = append(remove, m)
+			continue
+		}
+		byNode[node] = m
+		if m.IsLearner {
+			learners++
+		} else {
+			voters++
+		}
+	}
+	var done []string
+	for _, m := range remove {
+		if !m.IsLearner && voters < 1 {
+			return fail(fmt.Errorf("remove etcd member %s: no voting member would be left", m.Name))
+		}
+		if err := o.cfg.Etcd.Remove(ctx, c, s, m.ID); err != nil {
+			return fail(err)
+		}
+		done = append(done, "removed "+memberName(m))
+	}
+	for _, n := range c.Spec.ControlPlaneNodes {
+		m, ok := byNode[n.NodeID]
+		switch {
+		case !ok && learners == 0:
+			if _, err := o.cfg.Etcd.AddLearner(ctx, c, s, peerURL(n.AdvertiseAddress)); err != nil {
+				return fail(err)
+			}
+			learners++
+			step.pending = true
+			done = append(done, "added "+n.NodeID+" as a learner")
+		case !ok:
+			step.hold[n.NodeID] = true
+			step.pending = true
+		case m.IsLearner && applied(states[n.NodeID], reports[n.NodeID]):
+			if err := o.cfg.Etcd.Promote(ctx, c, s, m.ID); err != nil {
+				step.pending = true
+				done = append(done, fmt.Sprintf("promote %s later: %v", n.NodeID, err))
+				continue
+			}
+			done = append(done, "promoted "+n.NodeID)
+		case m.IsLearner:
+			step.pending = true
+		}
+	}
+	msg := "etcd members match the control planes"
+	if len(done) > 0 {
+		msg = strings.Join(done, "; ")
+	}
+	status, reason := StatusTrue, "InSync"
+	if step.pending {
+		status, reason = StatusFalse, "Changing"
+	}
+	step.cond = api.Condition{Type: CondEtcdMembership, Status: status, Reason: reason, Message: msg}
+	return step
+}
+
+// applied reports whether the node applied its stored state with every item ok.
+func applied(st *storedState, rep *reportObj) bool {
+	if st == nil || rep == nil || rep.r.ObservedGeneration != st.ns.Generation {
+		return false
+	}
+	for _, it := range rep.r.Items {
+		if it.State != api.ItemOK {
+			return false
+		}
+	}
+	return true
+}
+
+func memberName(m EtcdMember) string {
+	if m.Name != "" {
+		return m.Name
+	}
+	return strings.Join(m.PeerURLs, ",")
+}
