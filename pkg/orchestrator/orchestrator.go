@@ -4,9 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"strconv"
 	"strings"
-	"log/slog"
 	"time"
 
 	"kcore.dev/kcore/pkg/api"

@@ -75,11 +75,11 @@ func TestCreatePublishesSealedStatesAndReachesReady(t *testing.T) {
 	e.waitPhase("lab", api.PhaseReady)
 
 	tests := []struct {
-		name  string
+		name   string
 		break_ func()
-		fix   func()
-		cond  string
-		words []string
+		fix    func()
+		cond   string
+		words  []string
 	}{
 		{"api not ready", func() { e.health.apiFail.Store(true) }, func() { e.health.apiFail.Store(false) }, CondAPIReady, []string{"/readyz", "500"}},
 		{"etcd quorum lost", func() { e.health.etcdBad.Store(2) }, func() { e.health.etcdBad.Store(1) }, CondEtcdHealthy, []string{"1 of 3", "node-11", "node-12"}},

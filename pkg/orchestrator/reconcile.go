@@ -229,4 +229,3 @@ func dropCondition(cs []api.Condition, typ string) []api.Condition {
 	}
 	return out
 }
-
