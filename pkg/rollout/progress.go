@@ -57,9 +57,12 @@ const (
 // Action is the roller's next move. Step indexes the plan's steps and the
 // status's Steps; it is -1 when the action names no step.
 type Action struct {
-	Kind    ActionKind `json:"kind"`
-	Step    int        `json:"step"`
-	Message string     `json:"message,omitempty"`
+	// Kind is what to do.
+	Kind ActionKind `json:"kind"`
+	// Step is the step to start, wait for or revert; -1 for none.
+	Step int `json:"step"`
+	// Message explains a wait, a pause or an invalid status.
+	Message string `json:"message,omitempty"`
 }
 
 // ErrTransition is returned for a transition the current phase forbids.
