@@ -61,6 +61,10 @@ func TestOrder(t *testing.T) {
 		}(), OrderWorkersFirst, cat(workers, [][]string{{"node-01"}, {"node-03"}, {"node-02"}}), nil, nil},
 		{"selector", update(k8s("1.36.4"), func(s *api.UpdateSpec) { s.AllNodes, s.Nodes = false, []string{"node-12", "node-01"} }), big(), bigNodes("1.36.4", "3.6.5"),
 			OrderWorkersFirst, [][]string{{"node-12"}, {"node-01"}}, nil, nil},
+		{"two clusters: control planes one at a time across both, each cluster's last node last",
+			update(k8s("1.37.2"), batched(5, 5)), append(lab(), bigCluster()), append(labNodes(), bigNodes("1.37.2", "3.7.3")...),
+			OrderWorkersFirst, [][]string{{"node-103", "node-11", "node-12", "node-13", "node-14"}, {"node-15"}, {"node-01"}, {"node-02"}, {"node-107"}, {"node-03"}, {"node-105"}},
+			nil, []string{CodeEtcdQuorumPause}},
 		{"allNodes includes registered nodes outside clusters", update(k8s("1.37.2")), lab(), append(labNodes(), node("node-120", "192.168.40.120", "1.37.2", "")),
 			OrderWorkersFirst, [][]string{{"node-103"}, {"node-120"}, {"node-107"}, {"node-105"}}, nil, []string{CodeEtcdQuorumPause}},
 	}
