@@ -11,8 +11,10 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"kcore.dev/kcore/pkg/api"
+	"kcore.dev/kcore/pkg/apiv1"
 	"kcore.dev/kcore/pkg/client"
 	"kcore.dev/kcore/pkg/controller"
 )
@@ -68,8 +70,23 @@ func (a *applyEnv) putNode(id, addr string, ready bool) {
 	}
 }
 
-// index is the controller's last applied raft index.
-func (a *applyEnv) index() uint64 { return a.ctl.Node().State().LastIndex() }
+// index is the controller's last applied raft index, read once the audit
+// entry of the last apply is committed (the server answers before it
+// audits).
+func (a *applyEnv) index() uint64 {
+	a.t.Helper()
+	st := a.ctl.Node().State()
+	deadline := time.Now().Add(20 * time.Second)
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	for st.KindIndex(apiv1.KindAudit) < max(st.KindIndex(api.KindKubernetesCluster), st.KindIndex(api.KindClusterUpdate)) {
+		if time.Now().After(deadline) {
+			a.t.Fatal("the last apply's audit entry never committed")
+		}
+		<-tick.C
+	}
+	return st.LastIndex()
+}
 
 // cluster reads a stored cluster.
 func (a *applyEnv) cluster(name string) (*api.KubernetesCluster, bool) {
