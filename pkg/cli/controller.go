@@ -8,6 +8,7 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -92,6 +93,7 @@ func NewController(s Streams) *cobra.Command {
 	f.StringArrayVar(&cfg.Join, "join", nil, "API address of an existing replica to join through (repeatable)")
 	f.StringVar(&cfg.PKIDir, "pki-dir", "", "directory with ca.crt, ca.key, server.crt, server.key from 'kctl controller init' (required)")
 	f.StringVar(&cfg.EncryptionKeyFile, "encryption-key", "", "32-byte secrets key file (default: PKI_DIR/encryption.key)")
+	f.DurationVar(&cfg.HealthInterval, "health-interval", 30*time.Second, "how often the leader re-checks every cluster's health (etcd quorum, API /readyz, heartbeats)")
 	f.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	root.AddCommand(newControllerVersionCmd(s))
 	return root

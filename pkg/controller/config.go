@@ -8,6 +8,9 @@ import (
 	"path/filepath"
 	"strconv"
 	"time"
+
+	"kcore.dev/kcore/pkg/orchestrator"
+	"kcore.dev/kcore/pkg/render"
 )
 
 // PKI file names in Config.PKIDir, as `kctl controller init` writes them.
@@ -53,6 +56,15 @@ type Config struct {
 	Now func() time.Time
 	// JoinTimeout bounds how long a joining replica keeps asking; default 2m.
 	JoinTimeout time.Duration
+	// HealthInterval is how often the orchestrator re-checks every
+	// cluster's health; default 30s.
+	HealthInterval time.Duration
+	// RenderOptions are the orchestrator's render options (e.g. the lab
+	// profile).
+	RenderOptions render.Options
+	// HealthChecker replaces the orchestrator's HTTPS health checks; nil
+	// means the real ones.
+	HealthChecker orchestrator.Checker
 }
 
 // withDefaults validates the config and fills its defaults.

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"kcore.dev/kcore/pkg/orchestrator"
 	"kcore.dev/kcore/pkg/pki"
 	"kcore.dev/kcore/pkg/raftnode"
 	"kcore.dev/kcore/pkg/secrets"
@@ -29,6 +30,7 @@ type Controller struct {
 	httpLn   net.Listener
 	httpAddr string
 	clientTL *tls.Config
+	keyring  *secrets.Keyring
 
 	stop     chan struct{}
 	wg       sync.WaitGroup
@@ -97,9 +99,10 @@ func Start(ctx context.Context, cfg Config) (*Controller, error) {
 		c.closeAll()
 		return nil, err
 	}
-	c.wg.Add(2)
+	c.wg.Add(3)
 	go c.serve()
 	go c.recordSelfWhenLeader()
+	go c.orchestrate()
 	if len(cfg.Join) > 0 {
 		c.wg.Add(1)
 		go func() {
@@ -158,6 +161,7 @@ func (c *Controller) open(creds credentials) error {
 		return err
 	}
 	c.clientTL = server.ClientTLS(creds.cert, pool)
+	c.keyring = creds.keyring
 	c.srv, err = server.New(server.Config{
 		Backend:    NewBackend(c.node),
 		CA:         creds.ca,
@@ -205,6 +209,26 @@ func (c *Controller) recordSelfWhenLeader() {
 			cancel()
 		}
 	}
+}
+
+// orchestrate runs the orchestrator while this replica is leader.
+func (c *Controller) orchestrate() {
+	defer c.wg.Done()
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		<-c.stop
+		cancel()
+	}()
+	orchestrator.RunOnLeader(ctx, c.node.LeaderCh(), orchestrator.Config{
+		Node:           c.node,
+		Keyring:        c.keyring,
+		Now:            c.cfg.Now,
+		HealthInterval: c.cfg.HealthInterval,
+		RenderOptions:  c.cfg.RenderOptions,
+		LastSeen:       c.srv.LastSeen,
+		Logger:         c.log,
+		Checker:        c.cfg.HealthChecker,
+	})
 }
 
 // HTTPAddr is the advertised API address.
