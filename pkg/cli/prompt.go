@@ -48,11 +48,12 @@ func askYes(s Streams, question string) (bool, error) {
 	// A terminal echoes the answer itself; a reader that only says it is
 	// one (a test, a wrapper) does not, so echo it to keep the
 	// conversation readable, and end the line at end of input.
-	echo := strings.TrimRight(line, "\r\n")
-	if _, isFile := s.In.(*os.File); isFile {
-		echo = ""
-	}
-	if echo != "" || !strings.HasSuffix(line, "\n") {
+	_, isFile := s.In.(*os.File)
+	if !isFile || !strings.HasSuffix(line, "\n") {
+		echo := ""
+		if !isFile {
+			echo = strings.TrimRight(line, "\r\n")
+		}
 		if _, err := fmt.Fprintln(s.Out, echo); err != nil {
 			return false, fmt.Errorf("write answer: %w", err)
 		}
