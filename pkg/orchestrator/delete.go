@@ -24,7 +24,7 @@ func teardownState(cluster, node string, gen int64) *api.NodeState {
 // state, or — once the node reported it, is unregistered, or stayed silent
 // for DeleteGrace — deletes the state and the node's report. done is true
 // when the node has nothing left to do.
-func (o *Orchestrator) teardownStep(cluster, node string, st *storedState, rep *reportObj, now time.Time) ([]store.Op, bool, error) {
+func (o *Orchestrator) teardownStep(cluster, node string, st *storedState, rep *reportObj, force bool, now time.Time) ([]store.Op, bool, error) {
 	if !st.empty() {
 		op, err := o.putState(teardownState(cluster, node, st.ns.Generation+1), st)
 		if err != nil {
@@ -33,7 +33,7 @@ func (o *Orchestrator) teardownStep(cluster, node string, st *storedState, rep *
 		o.log.Info("tear down node state", "cluster", cluster, "node", node, "generation", st.ns.Generation+1)
 		return []store.Op{op}, false, nil
 	}
-	if !o.tornDown(node, st, rep, now) {
+	if !o.tornDown(node, st, rep, force, now) {
 		return nil, false, nil
 	}
 	name := apiv1.NodeStateName(cluster, node)
@@ -46,9 +46,9 @@ func (o *Orchestrator) teardownStep(cluster, node string, st *storedState, rep *
 
 // tornDown reports whether node finished (or can no longer finish) applying
 // its empty state: it reported that generation, it is not registered, or it
-// sent no heartbeat for DeleteGrace (counted from this leader's start when
-// it never sent one here).
-func (o *Orchestrator) tornDown(node string, st *storedState, rep *reportObj, now time.Time) bool {
+// sent no heartbeat for DeleteGrace (HeartbeatTimeout with force; counted
+// from this leader's start when it never sent one here).
+func (o *Orchestrator) tornDown(node string, st *storedState, rep *reportObj, force bool, now time.Time) bool {
 	if rep != nil && rep.r.ObservedGeneration >= st.ns.Generation {
 		return true
 	}
@@ -59,7 +59,11 @@ func (o *Orchestrator) tornDown(node string, st *storedState, rep *reportObj, no
 	if !ok {
 		seen = o.started
 	}
-	return now.Sub(seen) > o.cfg.DeleteGrace
+	grace := o.cfg.DeleteGrace
+	if force {
+		grace = o.cfg.HeartbeatTimeout
+	}
+	return now.Sub(seen) > grace
 }
 
 // reconcileDelete tears the cluster down: empty states for every node, then
@@ -81,7 +85,7 @@ func (o *Orchestrator) reconcileDelete(ctx context.Context, obj store.Object, c 
 	var ops []store.Op
 	var waiting []string
 	for _, id := range ids {
-		step, done, err := o.teardownStep(name, id, states[id], reports[id], now)
+		step, done, err := o.teardownStep(name, id, states[id], reports[id], isTrue(c.Status.Conditions, CondForceDelete), now)
 		if err != nil {
 			return false, err
 		}

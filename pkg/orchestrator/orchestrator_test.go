@@ -75,18 +75,18 @@ func TestCreatePublishesSealedStatesAndReachesReady(t *testing.T) {
 	e.waitPhase("lab", api.PhaseReady)
 
 	tests := []struct {
-		name   string
-		break_ func()
-		fix    func()
-		cond   string
-		words  []string
+		name    string
+		breakIt func()
+		fix     func()
+		cond    string
+		words   []string
 	}{
 		{"api not ready", func() { e.health.apiFail.Store(true) }, func() { e.health.apiFail.Store(false) }, CondAPIReady, []string{"/readyz", "500"}},
 		{"etcd quorum lost", func() { e.health.etcdBad.Store(2) }, func() { e.health.etcdBad.Store(1) }, CondEtcdHealthy, []string{"1 of 3", "node-11", "node-12"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			tc.break_()
+			tc.breakIt()
 			got := e.waitPhase("lab", api.PhaseDegraded)
 			cond := findCondition(got.Status.Conditions, tc.cond)
 			if cond == nil || cond.Status != StatusFalse {

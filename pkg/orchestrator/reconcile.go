@@ -57,7 +57,7 @@ func (o *Orchestrator) reconcile(ctx context.Context, name string, checkHealth b
 	// Etcd membership comes first on scale: a control plane leaves etcd
 	// before its units stop, and joins as a learner before etcd starts.
 	var mem membershipStep
-	if c.Status.Phase == api.PhaseScaling && isTrue(c.Status.Conditions, CondBootstrapped) {
+	if c.Status.Phase == api.PhaseScaling && isTrue(c.Status.Conditions, CondBootstrapped) && controlPlanesChange(&c, states) {
 		mem = o.syncEtcd(ctx, &c, sec, states, reports)
 		status.Conditions = setCondition(status.Conditions, mem.cond, now)
 	}
@@ -184,7 +184,7 @@ func (o *Orchestrator) removeLeavers(c *api.KubernetesCluster, states map[string
 	sort.Strings(ids)
 	var ops []store.Op
 	for _, id := range ids {
-		op, _, err := o.teardownStep(c.Metadata.Name, id, states[id], reports[id], now)
+		op, _, err := o.teardownStep(c.Metadata.Name, id, states[id], reports[id], false, now)
 		if err != nil {
 			return false, nil, err
 		}
@@ -205,6 +205,38 @@ func etcdExists(c *api.KubernetesCluster, states map[string]*storedState) bool {
 			if u.Name == render.UnitEtcd && containsArg(u.Argv, "--initial-cluster-state=existing") {
 				return true
 			}
+		}
+	}
+	return false
+}
+
+// controlPlanesChange reports whether etcd membership may have to change:
+// a control plane of the spec has no etcd unit published yet, a node that
+// runs one left the control planes, or an earlier membership step is not
+// finished.
+func controlPlanesChange(c *api.KubernetesCluster, states map[string]*storedState) bool {
+	if cond := findCondition(c.Status.Conditions, CondEtcdMembership); cond != nil && cond.Status != StatusTrue {
+		return true
+	}
+	cps := map[string]bool{}
+	for _, n := range c.Spec.ControlPlaneNodes {
+		cps[n.NodeID] = true
+		if st := states[n.NodeID]; st == nil || !hasUnit(st, render.UnitEtcd) {
+			return true
+		}
+	}
+	for id, st := range states {
+		if !cps[id] && hasUnit(st, render.UnitEtcd) {
+			return true
+		}
+	}
+	return false
+}
+
+func hasUnit(st *storedState, name string) bool {
+	for _, u := range st.ns.Units {
+		if u.Name == name {
+			return true
 		}
 	}
 	return false
