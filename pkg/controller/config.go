@@ -65,6 +65,9 @@ type Config struct {
 	// HealthChecker replaces the orchestrator's HTTPS health checks; nil
 	// means the real ones.
 	HealthChecker orchestrator.Checker
+	// NoOrchestrator runs the replica without the orchestrator, so tests of
+	// the API and of kctl can play its part by writing status themselves.
+	NoOrchestrator bool
 }
 
 // withDefaults validates the config and fills its defaults.

@@ -99,10 +99,13 @@ func Start(ctx context.Context, cfg Config) (*Controller, error) {
 		c.closeAll()
 		return nil, err
 	}
-	c.wg.Add(3)
+	c.wg.Add(2)
 	go c.serve()
 	go c.recordSelfWhenLeader()
-	go c.orchestrate()
+	if !cfg.NoOrchestrator {
+		c.wg.Add(1)
+		go c.orchestrate()
+	}
 	if len(cfg.Join) > 0 {
 		c.wg.Add(1)
 		go func() {
