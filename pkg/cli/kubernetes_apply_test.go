@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -32,7 +33,7 @@ func newApplyEnv(t *testing.T) *applyEnv {
 	e := newKctlEnv(t)
 	pkiDir := filepath.Join(e.dir, "pki")
 	e.must("controller", "init", "--name", "lab", "--controller", "127.0.0.1:7443", "--out", pkiDir)
-	ctl := startController(t, e, filepath.Join(pkiDir, "controller-0"))
+	ctl := startBareController(t, e, filepath.Join(pkiDir, "controller-0"))
 	x, err := e.load().Current()
 	if err != nil {
 		t.Fatal(err)
@@ -47,6 +48,33 @@ func newApplyEnv(t *testing.T) *applyEnv {
 		a.putNode(n[0], n[1], true)
 	}
 	return a
+}
+
+// startBareController is startController without the orchestrator: these
+// tests stand in for it and write cluster status themselves.
+func startBareController(t *testing.T, e *kctlEnv, pkiDir string) *controller.Controller {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	c, err := controller.Start(ctx, controller.Config{
+		DataDir:        filepath.Join(e.dir, "data"),
+		Listen:         "127.0.0.1:0",
+		Bootstrap:      true,
+		PKIDir:         pkiDir,
+		FastTimeouts:   true,
+		NoOrchestrator: true,
+	})
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cancel()
+		if err := c.Close(); err != nil {
+			t.Errorf("close controller: %v", err)
+		}
+	})
+	setControllers(t, e, c.HTTPAddr())
+	return c
 }
 
 // putNode registers a node with enp6s0 holding addr/24 and an LVM volume
