@@ -162,9 +162,6 @@ func applyObject(req apiv1.PlanRequest) string {
 	for _, u := range req.Updates {
 		names = append(names, api.KindClusterUpdate+"/"+u.Metadata.Name)
 	}
-	if len(names) == 1 {
-		return names[0]
-	}
 	if req.Prune {
 		names = append(names, "prune")
 	}
