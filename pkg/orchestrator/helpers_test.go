@@ -88,13 +88,14 @@ func newEnv(t *testing.T, replicas int) *env {
 		t.Fatal(err)
 	}
 	e := &env{t: t, rc: harness.New(t, harness.Options{Replicas: replicas}), keyring: testKeyring(t), apiLn: ln}
-	e.health = &fakeHealth{t: t, etcd: map[string]string{}}
+	e.health = &fakeHealth{t: t, etcd: map[string]string{}, gw: newFakeGateway()}
 	e.cfg = Config{
 		Keyring:        e.keyring,
 		HealthInterval: time.Hour,
 		RetryInterval:  20 * time.Millisecond,
 		LastSeen:       func(string) (time.Time, bool) { return time.Now(), true },
 		Checker:        &HTTPChecker{EtcdEndpoint: e.health.etcdURL},
+		Etcd:           &HTTPEtcd{EtcdEndpoint: e.health.etcdURL},
 		Logger:         harnessLogger(t),
 	}
 	return e
@@ -124,9 +125,14 @@ func (e *env) apply(ops ...store.Op) uint64 {
 	return res.Index
 }
 
-// putCluster stores c with phase as the server's apply route does.
+// putCluster stores c with phase as the server's apply route does: an
+// existing cluster keeps its status and gets the next generation.
 func (e *env) putCluster(c *api.KubernetesCluster, phase string) {
 	e.t.Helper()
+	if cur, ok := e.cluster(c.Metadata.Name); ok {
+		c.Status = cur.Status
+		c.Metadata.Generation = cur.Metadata.Generation + 1
+	}
 	c.Status.Phase = phase
 	data, err := json.Marshal(c)
 	if err != nil {
@@ -295,6 +301,7 @@ type fakeHealth struct {
 	etcd    map[string]string
 	apiFail atomic.Bool
 	etcdBad atomic.Int32
+	gw      *fakeGateway
 }
 
 func (f *fakeHealth) etcdURL(address string) string {
@@ -327,6 +334,10 @@ func (f *fakeHealth) start(c *api.KubernetesCluster, s *pki.ClusterSecrets, apiL
 		f.mu.Unlock()
 		idx := int32(i)
 		serve(f.t, ln, s.ControlPlanes[n.NodeID].EtcdServer, s.EtcdCA.CertPEM, func(w http.ResponseWriter, r *http.Request) {
+			if strings.HasPrefix(r.URL.Path, "/v3/") && f.gw != nil {
+				f.gw.ServeHTTP(w, r)
+				return
+			}
 			if r.URL.Path != "/health" {
 				http.NotFound(w, r)
 				return
