@@ -162,3 +162,30 @@ func TestManifestErrorsStayLocal(t *testing.T) {
 		t.Fatalf("index moved %d → %d", before, a.index())
 	}
 }
+
+func TestBlockedApplySendsNothing(t *testing.T) {
+	a := newApplyEnv(t)
+	missing := a.write("missing.yaml", strings.Replace(labManifest(t), "node-107", "node-999", -1))
+	before := a.index()
+	out, _, err := a.runIn(answer("y\n"), "kubernetes", "apply", "-f", missing)
+	if ExitCode(err) != 1 || !strings.Contains(out, "✗ BLOCKED") || !strings.Contains(out, "control-plane-not-registered") || strings.Contains(out, "Apply this plan?") {
+		t.Fatalf("blocked apply = %v\n%s", err, out)
+	}
+	if !strings.HasPrefix(out, "✗ BLOCKED") {
+		t.Fatalf("blocking issues are not printed first:\n%s", out)
+	}
+	if a.index() != before {
+		t.Fatalf("blocked apply moved the index %d → %d", before, a.index())
+	}
+}
+
+func TestDiff(t *testing.T) {
+	a := newApplyEnv(t)
+	a.must("kubernetes", "apply", "-f", a.write("edge.yaml", edgeManifest), "--yes")
+	a.setStatus("edge", api.ClusterStatus{Phase: api.PhaseReady})
+	changed := a.write("edge2.yaml", strings.Replace(edgeManifest, "clusterDns: 10.97.0.10", "clusterDns: 10.97.0.53", 1))
+	out := a.must("kubernetes", "diff", "-f", changed)
+	if out != "~ cluster \"edge\"\n    ~ spec.clusterDns: \"10.97.0.10\" → \"10.97.0.53\"\n" {
+		t.Fatalf("diff:\n%q", out)
+	}
+}
