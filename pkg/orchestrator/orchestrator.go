@@ -3,7 +3,6 @@ package orchestrator
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"log/slog"
 	"strconv"
 	"strings"
@@ -107,11 +106,18 @@ func (r *runningOrch) stop() {
 // cluster, Node or NodeReport changes, every HealthInterval (with health
 // checks) and every RetryInterval while a cluster waits on something.
 func (o *Orchestrator) Run(ctx context.Context) error {
-	if err := o.cfg.Node.Barrier(ctx); err != nil {
-		if ctx.Err() != nil {
-			return nil
+	// Catch up with everything the previous leader committed first.
+	for {
+		err := o.cfg.Node.Barrier(ctx)
+		if err == nil {
+			break
 		}
-		return fmt.Errorf("run orchestrator: catch up: %w", err)
+		o.log.Warn("catch up with the log; retrying", "err", err)
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(o.cfg.RetryInterval):
+		}
 	}
 	o.started = o.cfg.Now()
 	o.log.Info("orchestrator started", "health_interval", o.cfg.HealthInterval)

@@ -104,7 +104,8 @@ func (o *Orchestrator) reconcile(ctx context.Context, name string, checkHealth b
 	status.Conditions = setCondition(status.Conditions, ob.heartbeat, now)
 	stale := findCondition(status.Conditions, CondAPIReady) == nil || findCondition(status.Conditions, CondEtcdHealthy) == nil
 	switch {
-	case ob.allApplied && (checkHealth || transitional(status.Phase) || stale):
+	case ob.allApplied && (checkHealth || transitional(status.Phase) || stale),
+		checkHealth && isTrue(status.Conditions, CondBootstrapped):
 		h := o.cfg.Checker.Check(ctx, &c, sec)
 		for _, hc := range healthConditions(h) {
 			status.Conditions = setCondition(status.Conditions, hc, now)
@@ -129,7 +130,9 @@ func (o *Orchestrator) reconcile(ctx context.Context, name string, checkHealth b
 	if status.Phase != c.Status.Phase {
 		o.log.Info("cluster phase", "cluster", name, "from", c.Status.Phase, "to", status.Phase)
 	}
-	again := transitional(status.Phase) || leaving || mem.pending
+	// Waiting on health, etcd or a leaving node needs a timed retry;
+	// waiting on agents does not: their reports wake the loop.
+	again := (transitional(status.Phase) && ob.allApplied) || leaving || mem.pending
 	return again, o.commit(ctx, &c, obj, status, ops, now)
 }
 
