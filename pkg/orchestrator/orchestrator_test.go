@@ -119,8 +119,12 @@ func TestUnchangedPassWritesNothing(t *testing.T) {
 	c := labCluster(t, "lab", e.apiPort())
 	e.registerNodes(c)
 	e.putCluster(c, api.PhaseBootstrapping)
+	// The orchestrator's own clock, an hour behind: every time it writes
+	// must come from it.
+	clock := time.Now().Add(-time.Hour).UTC().Truncate(time.Second)
 	cfg := e.cfg
 	cfg.Node = e.leader()
+	cfg.Now = func() time.Time { return clock }
 	o, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -129,6 +133,17 @@ func TestUnchangedPassWritesNothing(t *testing.T) {
 	st := e.state()
 
 	e.reconcileOnce(o, false)
+	stamp := clock.Format(time.RFC3339Nano)
+	for _, kind := range []string{api.KindNodeState, store.KindSecret, api.KindKubernetesCluster} {
+		for _, obj := range st.List(kind) {
+			if obj.ModifyTime != stamp {
+				t.Errorf("%s/%s stamped %s, want the orchestrator's clock %s", kind, obj.Name, obj.ModifyTime, stamp)
+			}
+		}
+	}
+	if got, _ := e.cluster("lab"); got.Status.Conditions[0].Since != clock.Format(time.RFC3339) {
+		t.Errorf("condition since %s, want %s", got.Status.Conditions[0].Since, clock.Format(time.RFC3339))
+	}
 	idx := st.LastIndex()
 	e.reconcileOnce(o, false)
 	if st.LastIndex() != idx {
