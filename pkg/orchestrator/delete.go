@@ -116,6 +116,9 @@ func (o *Orchestrator) reconcileDelete(ctx context.Context, obj store.Object, c 
 	if err := o.apply(ctx, ops, now); err != nil {
 		return false, fmt.Errorf("delete cluster %s: %w", name, err)
 	}
+	if isTrue(c.Status.Conditions, CondPurgeVolumes) {
+		o.log.Warn("volumes kept: purging volumes on delete is not implemented yet", "cluster", name)
+	}
 	o.log.Info("cluster deleted", "cluster", name)
 	return false, nil
 }
