@@ -8,6 +8,7 @@ import (
 
 	"kcore.dev/kcore/pkg/api"
 	"kcore.dev/kcore/pkg/plan"
+	"kcore.dev/kcore/pkg/rollout"
 )
 
 // Route paths of plan and apply.
@@ -80,6 +81,10 @@ type UpdatePlan struct {
 	Diff []plan.FieldChange `json:"diff,omitempty"`
 	// Desired is what is stored (defaulted spec, no status); nil for no-op.
 	Desired *api.ClusterUpdate `json:"desired,omitempty"`
+	// Rollout is the rollout the update will run (pkg/rollout), for create
+	// and update. Its blocking issues stop the rollout from starting, not
+	// the update from being stored.
+	Rollout *rollout.RolloutPlan `json:"rollout,omitempty"`
 }
 
 // PlanResponse answers POST /v1/plan.

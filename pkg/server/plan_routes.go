@@ -10,6 +10,7 @@ import (
 	"kcore.dev/kcore/pkg/api"
 	"kcore.dev/kcore/pkg/apiv1"
 	"kcore.dev/kcore/pkg/plan"
+	"kcore.dev/kcore/pkg/rollout"
 	"kcore.dev/kcore/pkg/store"
 )
 
@@ -22,9 +23,6 @@ const (
 	// ConditionRecreate: tear the previous cluster down before bootstrapping again.
 	ConditionRecreate = "Recreate"
 )
-
-// UpdatePhasePending is the phase a new ClusterUpdate is stored with.
-const UpdatePhasePending = "pending"
 
 // view is the stored state a plan is computed against, read at one index.
 type view struct {
@@ -268,15 +266,18 @@ func (s *Server) applyOps(v *view, req apiv1.PlanRequest, resp *apiv1.PlanRespon
 		}
 		cur := v.updates[u.Name]
 		next := *u.Desired
-		next.Status = api.UpdateStatus{Phase: UpdatePhasePending}
+		next.Status = rollout.InitialStatus(u.Rollout)
 		next.Metadata.Generation = 1
 		if u.Action == apiv1.UpdateUpdate {
 			var old api.ClusterUpdate
 			if err := json.Unmarshal(cur.Data, &old); err != nil {
 				return nil, fmt.Errorf("decode stored update %s: %w", u.Name, err)
 			}
-			next.Status = old.Status
 			next.Metadata.Generation = old.Metadata.Generation + 1
+			if started(old.Status) {
+				// A rollout under way keeps its status; the roller decides.
+				next.Status = old.Status
+			}
 		}
 		data, err := json.Marshal(next)
 		if err != nil {
@@ -286,6 +287,16 @@ func (s *Server) applyOps(v *view, req apiv1.PlanRequest, resp *apiv1.PlanRespon
 		out.Updates = append(out.Updates, u.Name)
 	}
 	return ops, nil
+}
+
+// started reports whether a ClusterUpdate's rollout has begun: a changed
+// manifest then keeps the status instead of starting over.
+func started(st api.UpdateStatus) bool {
+	switch st.Phase {
+	case "", rollout.PhasePending, rollout.PhaseApproved:
+		return false
+	}
+	return true
 }
 
 // deleteConditions adds the delete options to a cluster's conditions.

@@ -10,12 +10,14 @@ import (
 	"kcore.dev/kcore/pkg/api"
 	"kcore.dev/kcore/pkg/apiv1"
 	"kcore.dev/kcore/pkg/plan"
+	"kcore.dev/kcore/pkg/rollout"
 )
 
 // planUpdates plans the ClusterUpdates of a request: create when none is
 // stored under the name, update when the defaulted spec or labels differ,
-// no-op otherwise. Invalid and duplicate updates become blocking issues of
-// p, warnings become its warnings.
+// no-op otherwise, each created or changed one with the rollout it will run.
+// Invalid and duplicate updates become blocking issues of p, warnings
+// become its warnings.
 func planUpdates(p *plan.Plan, v *view, desired []api.ClusterUpdate) ([]apiv1.UpdatePlan, error) {
 	seen := map[string]bool{}
 	var out []apiv1.UpdatePlan
@@ -58,6 +60,9 @@ func planUpdates(p *plan.Plan, v *view, desired []api.ClusterUpdate) ([]apiv1.Up
 			if len(up.Diff) == 0 {
 				up.Action, up.Desired = apiv1.UpdateNoOp, nil
 			}
+		}
+		if up.Desired != nil {
+			up.Rollout = rollout.Plan(rollout.Input{Update: up.Desired, Clusters: v.stored, Nodes: v.nodes})
 		}
 		out = append(out, up)
 	}
