@@ -11,6 +11,7 @@ import (
 	"kcore.dev/kcore/pkg/api"
 	"kcore.dev/kcore/pkg/apiv1"
 	"kcore.dev/kcore/pkg/plan"
+	"kcore.dev/kcore/pkg/rollout"
 )
 
 func newApplyCmd(s Streams) *cobra.Command {
@@ -21,8 +22,11 @@ func newApplyCmd(s Streams) *cobra.Command {
 		Short: "Show the plan for ClusterUpdate manifests, ask y/n, and apply it",
 		Long: `Apply manifests of the kinds other than KubernetesCluster — ClusterUpdate
 today — with the same review as 'kctl kubernetes apply': the controller
-computes the plan (create, update with the field diff, or no change), kctl
-prints it, asks "Apply this plan? [y/N]" and applies exactly that plan.
+computes the plan (create, update with the field diff, or no change) and the
+rollout each update will run (order, steps, disruptions; docs/updates.md),
+kctl prints them, asks "Apply this plan? [y/N]" and applies exactly that
+plan. A rollout's blocking issues keep it from starting, not from being
+stored.
 
 KubernetesCluster documents are refused: apply them with
 'kctl kubernetes apply', which plans their nodes, etcd quorum and volumes.
@@ -67,7 +71,9 @@ An operator may apply ClusterUpdates; approving one is 'kctl update approve'.`,
 }
 
 // printUpdatePlan prints a plan of ClusterUpdates: its issues as pkg/plan
-// prints them, each update's action and field diff, and a summary.
+// prints them, each update's action and field diff followed by the rollout
+// it will run as pkg/rollout prints it (whose blocking issues stop the
+// rollout, not the storing), and a summary.
 func printUpdatePlan(s Streams, resp *apiv1.PlanResponse, color bool) error {
 	if len(resp.Plan.Blocking) > 0 || len(resp.Plan.Warnings) > 0 {
 		issues := &plan.Plan{Blocking: resp.Plan.Blocking, Warnings: resp.Plan.Warnings}
@@ -104,6 +110,14 @@ func printUpdatePlan(s Streams, resp *apiv1.PlanResponse, color bool) error {
 		}
 		for _, l := range append(lines, "") {
 			if _, err := fmt.Fprintln(s.Out, l); err != nil {
+				return err
+			}
+		}
+		if u.Rollout != nil {
+			if err := rollout.WriteText(s.Out, u.Rollout, color); err != nil {
+				return err
+			}
+			if _, err := fmt.Fprintln(s.Out); err != nil {
 				return err
 			}
 		}

@@ -26,7 +26,8 @@ func TestApplyClusterUpdates(t *testing.T) {
 	if err != nil {
 		t.Fatalf("kctl apply: %v\n%s", err, out)
 	}
-	if !strings.Contains(out, `+ create ClusterUpdate "release-0-5-0"`) || !strings.Contains(out, `ClusterUpdate "release-0-5-0": stored`) {
+	if !strings.Contains(out, `+ create ClusterUpdate "release-0-5-0"`) || !strings.Contains(out, `ClusterUpdate "release-0-5-0": stored`) ||
+		!strings.Contains(out, "release 0.5.0") || !strings.Contains(out, "approval: manual") {
 		t.Fatalf("kctl apply output:\n%s", out)
 	}
 	u := a.update("release-0-5-0")
@@ -51,7 +52,7 @@ func TestApplyClusterUpdates(t *testing.T) {
 	// An operator steers it: approve, pause, resume, rollback.
 	a.must("cert", "issue", "--role", "operator", "--name", "olga")
 	for _, step := range []struct{ cmd, phase string }{
-		{"approve", "approved"}, {"pause", "paused"}, {"resume", "approved"}, {"rollback", "rolling-back"},
+		{"approve", "approved"}, {"pause", "paused"}, {"resume", "approved"}, {"pause", "paused"}, {"rollback", "rolling-back"},
 	} {
 		out := a.must("--context", "olga@lab", "update", step.cmd, "release-0-5-0")
 		if got := a.update("release-0-5-0"); got.Status.Phase != step.phase || !strings.Contains(out, "→ "+step.phase) {

@@ -3,32 +3,21 @@ package cli
 import (
 	"encoding/json"
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"kcore.dev/kcore/pkg/api"
 	"kcore.dev/kcore/pkg/client"
+	"kcore.dev/kcore/pkg/rollout"
 )
 
-// ClusterUpdate phases kctl update sets or checks.
-const (
-	updatePending     = "pending"
-	updateApproved    = "approved"
-	updateRolling     = "rolling"
-	updatePaused      = "paused"
-	updateRollingBack = "rolling-back"
-	updateDone        = "done"
-	updateFailed      = "failed"
-)
-
-// updateAction is one kctl update subcommand that changes the stored object.
+// updateAction is one kctl update subcommand that changes the stored
+// object through one of pkg/rollout's transitions.
 type updateAction struct {
 	name, short, long string
-	// from are the phases the request is accepted in; to is the new phase.
-	from []string
-	to   string
+	// apply is the transition; reason is recorded in the status message.
+	apply func(st api.UpdateStatus, reason string) (api.UpdateStatus, error)
 	// approve also sets spec.approve.
 	approve bool
 }
@@ -41,25 +30,26 @@ func newUpdateCmd(s Streams) *cobra.Command {
 
 approve sets spec.approve and moves a pending update to approved. pause,
 resume and rollback record the request in the update's status (phase and
-message); the rolling orchestrator reads it and acts before its next step.
-Each write is conditional on the object not having changed since it was
-read. An operator may run all of them.`,
+message) through the rollout state machine of pkg/rollout (docs/updates.md);
+the roller reads the status and acts on it before its next step. Each write
+is conditional on the object not having changed since it was read. An
+operator may run all of them.`,
 		Args: cobra.NoArgs,
 	}
 	cmd.AddCommand(newUpdateStatusCmd(s))
 	for _, a := range []updateAction{
-		{name: "approve", short: "Approve a ClusterUpdate so the roller may start it",
-			long: "Set spec.approve on the update and, when it is pending, its phase to approved.",
-			from: []string{"", updatePending, updateApproved}, to: updateApproved, approve: true},
-		{name: "pause", short: "Ask the roller to pause a ClusterUpdate before its next step",
-			long: "Record a pause request (phase paused) in the update's status; the roller stops before its next step.",
-			from: []string{updateApproved, updateRolling}, to: updatePaused},
+		{name: "approve", short: "Approve a pending ClusterUpdate so the roller may start it",
+			long:  "Set spec.approve on a pending update and its phase to approved.",
+			apply: func(st api.UpdateStatus, _ string) (api.UpdateStatus, error) { return rollout.Approve(st) }, approve: true},
+		{name: "pause", short: "Ask the roller to pause a ClusterUpdate after its running step",
+			long:  "Record a pause (phase paused) in a pending, approved or rolling update's status; a running step finishes, no new step starts.",
+			apply: rollout.Pause},
 		{name: "resume", short: "Ask the roller to resume a paused ClusterUpdate",
-			long: "Record a resume request (phase approved) in a paused update's status; the roller continues with the next step.",
-			from: []string{updatePaused}, to: updateApproved},
+			long:  "Record a resume (phase rolling, or approved when no step ran) in a paused update's status; a failed step is tried again.",
+			apply: func(st api.UpdateStatus, _ string) (api.UpdateStatus, error) { return rollout.Resume(st) }},
 		{name: "rollback", short: "Ask the roller to roll a ClusterUpdate back",
-			long: "Record a rollback request (phase rolling-back) in the update's status; the roller reverts the nodes it updated, last first.",
-			from: []string{updateApproved, updateRolling, updatePaused, updateFailed, updateDone}, to: updateRollingBack},
+			long:  "Record a rollback (phase rolling-back) in a paused, rolling, failed or done update's status; the roller reverts the steps that ran, last first.",
+			apply: rollout.StartRollback},
 	} {
 		cmd.AddCommand(newUpdateActionCmd(s, a))
 	}
@@ -124,14 +114,14 @@ func newUpdateActionCmd(s Streams, a updateAction) *cobra.Command {
 				return err
 			}
 			from := u.Status.Phase
-			if !slices.Contains(a.from, from) {
-				return fmt.Errorf("cannot %s ClusterUpdate %q in phase %s", a.name, u.Metadata.Name, orUnknown(from))
+			next, err := a.apply(u.Status, "requested with kctl update "+a.name)
+			if err != nil {
+				return fmt.Errorf("%s ClusterUpdate %s: %w", a.name, u.Metadata.Name, err)
 			}
+			u.Status = next
 			if a.approve {
 				u.Spec.Approve = true
 			}
-			u.Status.Phase = a.to
-			u.Status.Message = fmt.Sprintf("%s requested with kctl update %s", a.name, a.name)
 			if _, err := c.Put(cmdContext(cmd), api.KindClusterUpdate, u.Metadata.Name, u, &o); err != nil {
 				return fmt.Errorf("%s ClusterUpdate %s: %w", a.name, u.Metadata.Name, err)
 			}
