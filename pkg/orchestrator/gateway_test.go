@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 )
 
 // fakeGateway stands in for etcd's v3 JSON gateway membership calls: it
@@ -17,7 +18,7 @@ type fakeGateway struct {
 	members []gatewayMember
 	calls   []string
 	// refuse makes promote fail (a learner not caught up yet).
-	refuse bool
+	refuse atomic.Bool
 }
 
 func newFakeGateway() *fakeGateway { return &fakeGateway{next: 100} }
@@ -80,7 +81,7 @@ func (g *fakeGateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		reply(map[string]any{"member": m, "members": g.members})
 	case "promote":
 		i := find()
-		if i < 0 || g.refuse {
+		if i < 0 || g.refuse.Load() {
 			http.Error(w, `{"error":"etcdserver: can only promote a learner member which is in sync with leader","code":9}`, http.StatusInternalServerError)
 			return
 		}

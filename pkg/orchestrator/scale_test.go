@@ -51,12 +51,12 @@ func TestHTTPEtcdTalksToTheJSONGateway(t *testing.T) {
 	if err != nil || !l.IsLearner || l.ID == 0 {
 		t.Fatalf("AddLearner = %+v, %v", l, err)
 	}
-	gw.refuse = true
+	gw.refuse.Store(true)
 	err = e.Promote(ctx, c, s, l.ID)
 	if err == nil || errors.Is(err, ErrNoEtcd) || !strings.Contains(err.Error(), "in sync") {
 		t.Fatalf("Promote of a lagging learner = %v, want etcd's refusal", err)
 	}
-	gw.refuse = false
+	gw.refuse.Store(false)
 	if err := e.Promote(ctx, c, s, l.ID); err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +93,7 @@ func TestScaleChangesEtcdMembershipFirst(t *testing.T) {
 	bigger := labCluster(t, "lab", e.apiPort())
 	bigger.Spec.ControlPlaneNodes = append(bigger.Spec.ControlPlaneNodes, api.ClusterNode{NodeID: "node-15", AdvertiseAddress: "127.0.0.15", Iface: "lo"})
 	e.registerNodes(bigger)
-	e.health.gw.refuse = true
+	e.health.gw.refuse.Store(true)
 	e.putCluster(bigger, api.PhaseScaling)
 	var joined api.NodeState
 	if err := harness.Poll(waitFor, func() error {
@@ -116,7 +116,7 @@ func TestScaleChangesEtcdMembershipFirst(t *testing.T) {
 	if cond := findCondition(got.Status.Conditions, CondEtcdMembership); cond == nil || cond.Status != StatusFalse {
 		t.Errorf("EtcdMembership = %+v while the learner lags, want False", cond)
 	}
-	e.health.gw.refuse = false
+	e.health.gw.refuse.Store(false)
 	e.waitPhase("lab", api.PhaseReady)
 	if got := e.health.gw.log(); !slices.Equal(got[1:], []string{"promote https://127.0.0.15:2380"}) {
 		t.Errorf("calls = %q, want the learner promoted", got)
