@@ -20,8 +20,6 @@ const (
 	ConditionForceDelete = "ForceDelete"
 	// ConditionPurgeVolumes: also remove the volumes kcore created, with their data.
 	ConditionPurgeVolumes = "PurgeVolumes"
-	// ConditionRecreate: tear the previous cluster down before bootstrapping again.
-	ConditionRecreate = "Recreate"
 )
 
 // view is the stored state a plan is computed against, read at one index.
@@ -110,6 +108,11 @@ func (s *Server) applyPost(c *call) (any, error) {
 	c.object = applyObject(req.Request)
 	if err := mayApply(c.role(), req.Request); err != nil {
 		return nil, err
+	}
+	if len(req.Request.Recreate) > 0 {
+		// The orchestrator cannot yet tear a cluster down and bootstrap it
+		// again in one go; plan shows what a replace would do.
+		return nil, badRequest("replace is planned but not applied yet: delete the cluster (kctl kubernetes delete %s --wait), then apply its manifest", req.Request.Recreate[0])
 	}
 	v, err := s.readView()
 	if err != nil {
@@ -230,13 +233,6 @@ func (s *Server) applyOps(v *view, req apiv1.PlanRequest, resp *apiv1.PlanRespon
 			next = *cp.Desired
 			next.Metadata.Generation = 1
 			next.Status = api.ClusterStatus{Phase: api.PhaseBootstrapping}
-		case plan.ActionReplace:
-			next = *cp.Desired
-			next.Metadata.Generation = old.Metadata.Generation + 1
-			next.Metadata.CreatedAt = old.Metadata.CreatedAt
-			next.Status = api.ClusterStatus{Phase: api.PhaseBootstrapping, Conditions: []api.Condition{
-				{Type: ConditionRecreate, Status: "True", Reason: "Replace", Message: "tear the previous cluster down (volumes kept) before bootstrapping", Since: now},
-			}}
 		case plan.ActionDelete:
 			next = old
 			next.Status.Phase = api.PhaseDeleting

@@ -122,6 +122,16 @@ func TestStaleAndBlocked(t *testing.T) {
 		t.Fatalf("updated cluster = %+v / %+v", kc.Spec.ClusterDNS, kc.Status)
 	}
 
+	// A replace is planned but refused on apply.
+	rreq := apiv1.PlanRequest{Clusters: upd.Clusters, Recreate: []string{"edge"}}
+	rp, err := admin.Plan(ctx, rreq)
+	if err != nil || rp.Plan.Counts()[plan.ActionReplace] != 1 {
+		t.Fatalf("replace plan = %+v, %v", rp, err)
+	}
+	if _, err := admin.Apply(ctx, rreq, rp.Plan.Index, rp.Hash); !errors.Is(err, client.ErrBadRequest) {
+		t.Fatalf("replace apply = %v, want bad-request", err)
+	}
+
 	// Blocked: a member that is not registered.
 	bad := edge("lonely", "10.97.0.10")
 	bad.Spec.ControlPlaneNodes[0] = api.ClusterNode{NodeID: "node-999", AdvertiseAddress: "192.168.41.99"}
