@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -11,7 +10,6 @@ import (
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
-	"golang.org/x/term"
 
 	"kcore.dev/kcore/pkg/client"
 	"kcore.dev/kcore/pkg/kctlconfig"
@@ -124,29 +122,18 @@ func row(w io.Writer, cells ...string) error {
 // confirmation is needed but stdin is not a terminal.
 var ErrNotConfirmed = errors.New("not confirmed")
 
-// isTerminal reports whether r is an interactive terminal.
-func isTerminal(r io.Reader) bool {
-	f, ok := r.(*os.File)
-	return ok && term.IsTerminal(int(f.Fd()))
-}
-
-// confirm asks question on s.Err and reads y/n from s.In. It refuses (with
-// ErrNotConfirmed and a hint about yesFlag) when s.In is not a terminal, so a
-// script never answers by accident.
+// confirm asks question with askYes. It refuses (with ErrNotConfirmed and a
+// hint about yesFlag) when s.In is not a terminal, so a script never answers
+// by accident.
 func confirm(s Streams, question, yesFlag string) error {
-	if !isTerminal(s.In) {
-		return fmt.Errorf("%w: standard input is not a terminal; pass %s to go ahead without asking", ErrNotConfirmed, yesFlag)
-	}
-	if _, err := fmt.Fprintf(s.Err, "%s [y/N] ", question); err != nil {
+	yes, err := askYes(s, question)
+	switch {
+	case errors.Is(err, errNoTTY):
+		return fmt.Errorf("%w: %w; pass %s to go ahead without asking", ErrNotConfirmed, err, yesFlag)
+	case err != nil:
 		return err
+	case !yes:
+		return fmt.Errorf("%w: answered no", ErrNotConfirmed)
 	}
-	line, err := bufio.NewReader(s.In).ReadString('\n')
-	if err != nil && !errors.Is(err, io.EOF) {
-		return fmt.Errorf("read answer: %w", err)
-	}
-	switch strings.ToLower(strings.TrimSpace(line)) {
-	case "y", "yes":
-		return nil
-	}
-	return fmt.Errorf("%w: answered no", ErrNotConfirmed)
+	return nil
 }
