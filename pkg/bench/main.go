@@ -1,0 +1,84 @@
+package bench
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"runtime/pprof"
+	"strconv"
+	"strings"
+	"syscall"
+)
+
+// Main is the kcore-bench command: it parses args, runs the bench, prints
+// the table to stdout and writes the JSON report. It returns the exit code.
+func Main(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("kcore-bench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var o Options
+	var out, cpuProfile, only, clients, note string
+	fs.StringVar(&out, "out", "bench/results.json", "write the JSON report here")
+	fs.StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the bench process (in-process replicas included) here")
+	fs.StringVar(&o.EtcdBin, "etcd", "", "etcd binary for figure 1's reference (empty: not measured)")
+	fs.StringVar(&o.ControllerBin, "controller", "bin/kcore-controller", "kcore-controller binary for figures 3 and 5a")
+	fs.StringVar(&o.DataDir, "data-dir", "", "directory for replica and member data (default: a temp dir, removed afterwards)")
+	fs.StringVar(&only, "only", "", "comma-separated figure groups to run: "+strings.Join(Groups(), ","))
+	fs.StringVar(&clients, "clients", "1,64,256", "figure 1's client counts")
+	fs.StringVar(&note, "note", "", "a note for the machine description (e.g. what else ran)")
+	fs.IntVar(&o.Runs, "runs", 3, "runs per write configuration")
+	fs.DurationVar(&o.WriteDuration, "duration", 0, "length of one write run (default 10s)")
+	fs.DurationVar(&o.FleetWindow, "fleet-window", 0, "length of one figure 3 window (default 30s)")
+	fs.IntVar(&o.FleetAgents, "fleet-agents", 0, "simulated agents of figure 3 (default 1000)")
+	fs.IntVar(&o.FailoverRuns, "failover-runs", 0, "runs of figure 5a (default 5)")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if only != "" {
+		o.Only = strings.Split(only, ",")
+	}
+	for _, s := range strings.Split(clients, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || n <= 0 {
+			fmt.Fprintf(stderr, "kcore-bench: -clients: %q is not a positive number\n", s)
+			return 2
+		}
+		o.Clients = append(o.Clients, n)
+	}
+	o.Progress = stderr
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if cpuProfile != "" {
+		f, err := os.Create(cpuProfile)
+		if err != nil {
+			fmt.Fprintf(stderr, "kcore-bench: %v\n", err)
+			return 1
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			fmt.Fprintf(stderr, "kcore-bench: start cpu profile: %v\n", err)
+			return 1
+		}
+		defer pprof.StopCPUProfile()
+	}
+	rep, err := Run(ctx, o)
+	if err != nil {
+		fmt.Fprintf(stderr, "kcore-bench: %v\n", err)
+		return 1
+	}
+	rep.Machine.Note = note
+	if err := rep.PrintTable(stdout); err != nil {
+		fmt.Fprintf(stderr, "kcore-bench: %v\n", err)
+		return 1
+	}
+	if out != "" {
+		if err := rep.WriteJSON(out); err != nil {
+			fmt.Fprintf(stderr, "kcore-bench: %v\n", err)
+			return 1
+		}
+		fmt.Fprintf(stdout, "wrote %s\n", out)
+	}
+	return 0
+}

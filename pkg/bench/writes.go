@@ -1,0 +1,177 @@
+package bench
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"kcore.dev/kcore/pkg/apiv1"
+	"kcore.dev/kcore/pkg/client"
+)
+
+// benchKind is the kind the write figure stores: any kind outside the object
+// model is one JSON value, decoded and stored through the real write path.
+const benchKind = "BenchObject"
+
+// keysPerWriter bounds the key space: each writer cycles over this many keys.
+const keysPerWriter = 64
+
+// payload1K is a 1 KiB JSON object.
+func payload1K() []byte {
+	const size = 1024
+	prefix, suffix := `{"data":"`, `"}`
+	return []byte(prefix + strings.Repeat("x", size-len(prefix)-len(suffix)) + suffix)
+}
+
+// writeSample is one run of both systems at one client count.
+type writeSample struct {
+	ours, etcd loadResult
+}
+
+// writeBench drives figure 1.
+type writeBench struct {
+	ours     *inprocCluster
+	etcd     *etcdCluster
+	auth     *authority
+	warmup   time.Duration
+	duration time.Duration
+}
+
+// oursOps returns n writers, each a client.Client of its own (its own
+// transport and TLS connection) to the leader's API.
+func (b *writeBench) oursOps(n int) ([]op, func(), error) {
+	leader := b.ours.leader()
+	if leader == nil {
+		return nil, nil, fmt.Errorf("controller writes: no leader")
+	}
+	cfg, err := b.auth.clientConfig([]string{leader.HTTPAddr()}, apiv1.RoleClusterAdmin, "bench-writer")
+	if err != nil {
+		return nil, nil, err
+	}
+	body := json.RawMessage(payload1K())
+	var clients []*client.Client
+	ops := make([]op, n)
+	for i := range n {
+		c, err := client.New(cfg)
+		if err != nil {
+			return nil, nil, fmt.Errorf("controller writes: %w", err)
+		}
+		clients = append(clients, c)
+		ops[i] = func(ctx context.Context, seq int) error {
+			_, err := c.Put(ctx, benchKind, fmt.Sprintf("w%03d-%02d", i, seq%keysPerWriter), body, nil)
+			return err
+		}
+	}
+	return ops, func() {
+		for _, c := range clients {
+			c.Close()
+		}
+	}, nil
+}
+
+// etcdOps returns n writers, each a clientv3.Client of its own (its own
+// gRPC connection) to the leader member.
+func (b *writeBench) etcdOps(ctx context.Context, n int) ([]op, func(), error) {
+	ep, err := b.etcd.leader(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	val := string(payload1K())
+	var clients []*clientv3.Client
+	closeAll := func() {
+		for _, c := range clients {
+			_ = c.Close()
+		}
+	}
+	ops := make([]op, n)
+	for i := range n {
+		c, err := b.etcd.newClient([]string{ep})
+		if err != nil {
+			closeAll()
+			return nil, nil, err
+		}
+		clients = append(clients, c)
+		ops[i] = func(ctx context.Context, seq int) error {
+			_, err := c.Put(ctx, fmt.Sprintf("w%03d-%02d", i, seq%keysPerWriter), val)
+			return err
+		}
+	}
+	return ops, closeAll, nil
+}
+
+func (b *writeBench) runOne(ctx context.Context, n int) (writeSample, error) {
+	var s writeSample
+	ops, done, err := b.oursOps(n)
+	if err != nil {
+		return s, err
+	}
+	s.ours = runLoad(ctx, ops, b.warmup, b.duration)
+	done()
+	if b.etcd != nil {
+		ops, done, err = b.etcdOps(ctx, n)
+		if err != nil {
+			return s, err
+		}
+		s.etcd = runLoad(ctx, ops, b.warmup, b.duration)
+		done()
+	}
+	return s, nil
+}
+
+// writeFigures runs every client count runs times (interleaving ours and
+// etcd so both see the same noise) and returns three rows per count.
+func (b *writeBench) figures(ctx context.Context, counts []int, runs int, progress func(string)) ([]Figure, error) {
+	samples := map[int][]writeSample{}
+	for r := range runs {
+		for _, n := range counts {
+			s, err := b.runOne(ctx, n)
+			if err != nil {
+				return nil, err
+			}
+			progress(fmt.Sprintf("writes run %d clients %d: ours %.0f/s p99 %.1f ms (%d errors), etcd %.0f/s p99 %.1f ms (%d errors)",
+				r+1, n, s.ours.rate(), LatenciesOf(s.ours.lats).P99, s.ours.errs, s.etcd.rate(), LatenciesOf(s.etcd.lats).P99, s.etcd.errs))
+			samples[n] = append(samples[n], s)
+		}
+	}
+	var out []Figure
+	for _, n := range counts {
+		out = append(out, writeRows(n, samples[n], b.etcd != nil)...)
+	}
+	return out, nil
+}
+
+func writeRows(n int, ss []writeSample, withEtcd bool) []Figure {
+	var or, er, o50, e50, o99, e99 []float64
+	errs := 0
+	for _, s := range ss {
+		ol, el := LatenciesOf(s.ours.lats), LatenciesOf(s.etcd.lats)
+		or, er = append(or, s.ours.rate()), append(er, s.etcd.rate())
+		o50, e50 = append(o50, ol.P50), append(e50, el.P50)
+		o99, e99 = append(o99, ol.P99), append(e99, el.P99)
+		errs += s.ours.errs + s.etcd.errs
+	}
+	id := fmt.Sprintf("1/%d", n)
+	rate := measured(id, fmt.Sprintf("controller writes, %d clients", n), "writes/s", or)
+	p50 := measured(id, fmt.Sprintf("controller write p50, %d clients", n), "ms", o50)
+	p99 := measured(id, fmt.Sprintf("controller write p99, %d clients", n), "ms", o99)
+	if !withEtcd {
+		note := "etcd reference not measured: no etcd binary"
+		return []Figure{rate.withNote(note), p50.withNote(note), p99.withNote(note)}
+	}
+	ref := "etcd 3.7.3"
+	rate = rate.withReference(ref, Median(er))
+	p50 = p50.withReference(ref, Median(e50))
+	p99 = p99.withReference(ref, Median(e99))
+	if n >= 64 {
+		rate = rate.withTarget("ratio >= 1.0", rate.Ratio != nil && *rate.Ratio >= 1.0)
+		p99 = p99.withTarget("p99 <= etcd's", *p99.Value <= *p99.Reference)
+	}
+	if errs > 0 {
+		rate = rate.withNote(fmt.Sprintf("%d failed requests over all runs", errs))
+	}
+	return []Figure{rate, p50, p99}
+}
