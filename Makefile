@@ -56,9 +56,17 @@ staticcheck: $(STATICCHECK)
 schemas:
 	$(GO) run ./cmd/kctl schemas --out schemas
 
-## bench: Go benchmarks
+## bench: measure kcore against real references on this machine — three etcd
+## 3.7.3 members (built by scripts/build-k8s.sh), controller replicas in
+## process and as kcore-controller processes — print one table and write
+## bench/results.json (docs/performance.md). BENCH_FLAGS, e.g. -only writes
+## -cpuprofile cpu.out; kcore-bench -h lists them.
+BENCH_ETCD := $(or $(KCORE_CACHE),$(HOME)/.cache/kcore)/bin/etcd-v3.7.3/etcd
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
+	./scripts/build-k8s.sh --only etcd
+	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN)/ ./cmd/kcore-controller ./cmd/kcore-bench
+	@mkdir -p bench
+	$(BIN)/kcore-bench -etcd $(BENCH_ETCD) -controller $(BIN)/kcore-controller -out bench/results.json $(BENCH_FLAGS)
 
 clean:
 	rm -rf $(BIN) $(TOOLS)
