@@ -284,7 +284,8 @@ ldflags $ldflags
 EOF
 )
   if [ "$force" = 0 ] && [ -x "$bin" ] && [ -f "$dest/.stamp" ] &&
-    [ "$(sed '/^sha256 /d' "$dest/.stamp")" = "$stamp" ] && verify "$c" "$bin"; then
+    [ "$(cat "$dest/.stamp")" = "$stamp"$'\n'"sha256 $(sha256sum <"$bin" | cut -d' ' -f1)" ] &&
+    verify "$c" "$bin"; then
     log "$c $version up to date ($bin)"
     continue
   fi
@@ -297,6 +298,7 @@ EOF
   if ! verify "$c" "$bin.tmp"; then
     echo "build-k8s: $c does not report \"$(expected_version "$c")\"; it says:" >&2
     reported_version "$c" "$bin.tmp" >&2
+    rm -f "$bin.tmp"
     exit 1
   fi
   mv -f "$bin.tmp" "$bin"
