@@ -193,7 +193,7 @@ func (r *runner) inprocFigures(ctx context.Context, writes, propagation bool) {
 }
 
 func (r *runner) writeFigures(ctx context.Context, cl *inprocCluster, auth *authority) ([]Figure, error) {
-	b := &writeBench{ours: cl, auth: auth, warmup: r.o.WriteWarmup, duration: r.o.WriteDuration}
+	b := &writeBench{ours: cl, auth: auth, warmup: r.o.WriteWarmup, duration: r.o.WriteDuration, raw: true}
 	if r.o.EtcdBin != "" {
 		e, err := startEtcd(ctx, r.o.EtcdBin, filepath.Join(r.o.DataDir, "etcd"), auth)
 		if err != nil {

@@ -11,6 +11,7 @@ import (
 
 	"kcore.dev/kcore/pkg/apiv1"
 	"kcore.dev/kcore/pkg/client"
+	"kcore.dev/kcore/pkg/store"
 )
 
 // benchKind is the kind the write figure stores: any kind outside the object
@@ -27,9 +28,11 @@ func payload1K() []byte {
 	return []byte(prefix + strings.Repeat("x", size-len(prefix)-len(suffix)) + suffix)
 }
 
-// writeSample is one run of both systems at one client count.
+// writeSample is one run of both systems at one client count; raw is the
+// same load applied straight to the leader's raft node (no HTTP, TLS or
+// audit entry), to split the write path's cost.
 type writeSample struct {
-	ours, etcd loadResult
+	ours, etcd, raw loadResult
 }
 
 // writeBench drives figure 1.
@@ -39,6 +42,8 @@ type writeBench struct {
 	auth     *authority
 	warmup   time.Duration
 	duration time.Duration
+	// raw also measures the raft-only split (half the duration).
+	raw bool
 }
 
 // oursOps returns n writers, each a client.Client of its own (its own
@@ -103,6 +108,32 @@ func (b *writeBench) etcdOps(ctx context.Context, n int) ([]op, func(), error) {
 	return ops, closeAll, nil
 }
 
+// rawOps returns n writers that apply a Put straight to the leader's raft
+// node, as the server does after decoding and before the audit entry.
+func (b *writeBench) rawOps(n int) ([]op, error) {
+	leader := b.ours.leader()
+	if leader == nil {
+		return nil, fmt.Errorf("controller writes: no leader")
+	}
+	body := json.RawMessage(payload1K())
+	ops := make([]op, n)
+	for i := range n {
+		ops[i] = func(ctx context.Context, seq int) error {
+			cmd, err := store.Put{Kind: benchKind, Name: fmt.Sprintf("r%03d-%02d", i, seq%keysPerWriter), Data: body}.Command()
+			if err != nil {
+				return err
+			}
+			cmd.Time = time.Now().UTC().Format(time.RFC3339Nano)
+			res, err := leader.Node().Apply(ctx, cmd)
+			if err != nil {
+				return err
+			}
+			return res.Err
+		}
+	}
+	return ops, nil
+}
+
 func (b *writeBench) runOne(ctx context.Context, n int) (writeSample, error) {
 	var s writeSample
 	ops, done, err := b.oursOps(n)
@@ -111,6 +142,13 @@ func (b *writeBench) runOne(ctx context.Context, n int) (writeSample, error) {
 	}
 	s.ours = runLoad(ctx, ops, b.warmup, b.duration)
 	done()
+	if b.raw {
+		ops, err := b.rawOps(n)
+		if err != nil {
+			return s, err
+		}
+		s.raw = runLoad(ctx, ops, b.warmup, b.duration/2)
+	}
 	if b.etcd != nil {
 		ops, done, err = b.etcdOps(ctx, n)
 		if err != nil {
@@ -140,6 +178,9 @@ func (b *writeBench) figures(ctx context.Context, counts []int, runs int, progre
 	var out []Figure
 	for _, n := range counts {
 		out = append(out, writeRows(n, samples[n], b.etcd != nil)...)
+		if b.raw {
+			out = append(out, rawRows(n, samples[n])...)
+		}
 	}
 	return out, nil
 }
@@ -174,4 +215,20 @@ func writeRows(n int, ss []writeSample, withEtcd bool) []Figure {
 		rate = rate.withNote(fmt.Sprintf("%d failed requests over all runs", errs))
 	}
 	return []Figure{rate, p50, p99}
+}
+
+// rawRows are the diagnostic split: the same writes applied straight to
+// the leader's raft node.
+func rawRows(n int, ss []writeSample) []Figure {
+	var rate, p50 []float64
+	for _, s := range ss {
+		rate = append(rate, s.raw.rate())
+		p50 = append(p50, LatenciesOf(s.raw.lats).P50)
+	}
+	id := fmt.Sprintf("1/%d", n)
+	note := "diagnostic: raftnode.Apply on the leader, no HTTP, TLS, JSON decode or audit entry"
+	return []Figure{
+		measured(id, fmt.Sprintf("  split: raft apply only, %d clients", n), "writes/s", rate).withNote(note),
+		measured(id, fmt.Sprintf("  split: raft apply only p50, %d clients", n), "ms", p50).withNote(note),
+	}
 }
