@@ -57,6 +57,9 @@ func (s *Server) readView() (*view, error) {
 			if n.Metadata.Name == "" {
 				n.Metadata.Name = o.Name
 			}
+			if ready, last, ok := s.liveness(n.Metadata.Name); ok {
+				n.Status.Ready, n.Status.LastHeartbeat = ready, last
+			}
 			v.nodes = append(v.nodes, &n)
 		}
 		if st.LastIndex() == before {
