@@ -94,6 +94,7 @@ func NewController(s Streams) *cobra.Command {
 	f.StringVar(&cfg.PKIDir, "pki-dir", "", "directory with ca.crt, ca.key, server.crt, server.key from 'kctl controller init' (required)")
 	f.StringVar(&cfg.EncryptionKeyFile, "encryption-key", "", "32-byte secrets key file (default: PKI_DIR/encryption.key)")
 	f.DurationVar(&cfg.HealthInterval, "health-interval", 30*time.Second, "how often the leader re-checks every cluster's health (etcd quorum, API /readyz, heartbeats)")
+	f.StringVar((*string)(&cfg.RenderOptions.Profile), "render-profile", "", "kubelet settings profile of every rendered node: empty (production) or lab (cgroup v1, no QoS cgroups; see docs/lab.md)")
 	f.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	root.AddCommand(newControllerVersionCmd(s))
 	return root
