@@ -9,7 +9,7 @@ PKGS        := ./...
 VERSION     ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS     := -X kcore.dev/kcore/pkg/version.Version=$(VERSION)
 
-.PHONY: all build demo deps test unit lint fmt-check vet staticcheck bench schemas clean k8s-bins
+.PHONY: all build demo deps test unit lint fmt-check vet staticcheck bench schemas clean k8s-bins lab lab-down
 
 all: build
 
@@ -29,6 +29,16 @@ deps:
 ## ${KCORE_CACHE:-~/.cache/kcore}/bin (K8S_BINS_FLAGS, e.g. --k8s-version v1.36.3)
 k8s-bins:
 	./scripts/build-k8s.sh $(K8S_BINS_FLAGS)
+
+## lab: a real HA control plane on this machine (root): network namespaces as
+## nodes, three controllers, an agent per node, apply, health, kubectl through
+## the VIP (docs/lab.md; KEEP=1 keeps a failed lab for inspection)
+lab: build
+	./scripts/lab.sh up
+
+## lab-down: remove every namespace, process, link and file the lab made
+lab-down:
+	./scripts/lab.sh down
 
 ## test: everything CI runs — lint, unit, integration and (as root) the real-process tests
 test: deps lint unit

@@ -1,0 +1,368 @@
+#!/usr/bin/env bash
+# kcore lab: a real, highly available Kubernetes control plane on one machine.
+#
+#   scripts/lab.sh up      (make lab)       build what is missing, create the lab, apply, wait
+#   scripts/lab.sh down    (make lab-down)  remove every namespace, process, link and file it made
+#   scripts/lab.sh status                   what is running
+#
+# Layout (every address exists only inside the lab):
+#   bridge kcore-lab0 10.77.0.1/24 on the host; network namespaces kcore-lab-n1..n3
+#   (eth0 10.77.0.11-13/24, veth kcl-n1..n3 on the bridge); the API VIP 10.77.0.100
+#   held by keepalived on the namespaces' eth0.
+#   Three kcore-controller replicas on the host, on the bridge address
+#   10.77.0.1:7443/7445/7447 (raft on port + 1), rendering with --render-profile lab.
+#   Per node, inside its namespace: containerd (own root, state and socket under the
+#   node's root) and kcore-node-agent --runtime supervisor --root LAB/nN, which runs
+#   etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kubelet,
+#   kube-proxy and keepalived from the built binaries.
+#
+# Environment:
+#   KCORE_LAB_DIR   lab directory (default /var/lib/kcore-lab)
+#   KCORE_CACHE     cache of the Kubernetes binaries (default ~/.cache/kcore)
+#   KEEP=1          on failure, keep the lab up for inspection (default: remove it)
+#   LAB_MANIFEST    cluster manifest (default examples/lab/cluster-netns.yaml)
+#   LAB_TIMEOUT     seconds kctl kubernetes apply --wait may take (default 900)
+#   LAB_NODE_TIMEOUT seconds to wait for every node to be Ready (default 300)
+set -euo pipefail
+
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+LAB=${KCORE_LAB_DIR:-/var/lib/kcore-lab}
+CACHE=${KCORE_CACHE:-$HOME/.cache/kcore}
+K8SBIN=$CACHE/bin/current
+KBIN=$REPO/bin
+MANIFEST=${LAB_MANIFEST:-$REPO/examples/lab/cluster-netns.yaml}
+APPLY_TIMEOUT=${LAB_TIMEOUT:-900}
+NODE_TIMEOUT=${LAB_NODE_TIMEOUT:-300}
+KEEP=${KEEP:-0}
+
+BRIDGE=kcore-lab0
+HOST_ADDR=10.77.0.1
+PREFIX=24
+NODES=(n1 n2 n3)
+declare -A NODE_ADDR=([n1]=10.77.0.11 [n2]=10.77.0.12 [n3]=10.77.0.13)
+VIP=10.77.0.100
+API_PORT=6444
+CONTROLLER_PORTS=(7443 7445 7447)
+CLUSTER=lab
+CONTEXT=kcore-lab
+
+export PATH=$PATH:/usr/local/sbin:/usr/sbin:/sbin
+export KCTL_CONFIG=$LAB/kctl.yaml
+
+START=$(date +%s)
+say() { printf '[lab %4ss] %s\n' "$(($(date +%s) - START))" "$*" >&2; }
+die() { say "ERROR: $*"; exit 1; }
+ns() { echo "kcore-lab-$1"; }
+nodeid() { echo "lab-$1"; }
+
+# wait_for DESC SECONDS CMD...: run CMD every second until it succeeds or
+# SECONDS pass (then fail, naming DESC).
+wait_for() {
+  local desc=$1 secs=$2 t0
+  shift 2
+  t0=$(date +%s)
+  say "waiting for $desc (up to ${secs}s)"
+  until "$@" >/dev/null 2>&1; do
+    if (($(date +%s) - t0 >= secs)); then
+      die "timed out after ${secs}s waiting for $desc"
+    fi
+    sleep 1
+  done
+  say "$desc: ok after $(($(date +%s) - t0))s"
+}
+
+need_root() { [ "$(id -u)" -eq 0 ] || die "the lab needs root (network namespaces, bridges); run it as root"; }
+
+# deps installs the Debian packages the lab runs, when missing.
+deps() {
+  declare -A want=(
+    [ip]=iproute2 [keepalived]=keepalived [curl]=curl [nft]=nftables
+    [containerd]=containerd [runc]=runc [iptables]=iptables [conntrack]=conntrack
+  )
+  local missing=() bin
+  for bin in "${!want[@]}"; do
+    command -v "$bin" >/dev/null 2>&1 || missing+=("${want[$bin]}")
+  done
+  [ -x /usr/lib/cni/bridge ] || missing+=(containernetworking-plugins)
+  if [ ${#missing[@]} -gt 0 ]; then
+    say "installing Debian packages: ${missing[*]}"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq >/dev/null
+    apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+    say "installed ${missing[*]}"
+  fi
+}
+
+binaries() {
+  if [ ! -x "$KBIN/kctl" ] || [ ! -x "$KBIN/kcore-controller" ] || [ ! -x "$KBIN/kcore-node-agent" ]; then
+    say "building kctl, kcore-controller and kcore-node-agent into $KBIN"
+    (cd "$REPO" && make -s build)
+  fi
+  local b missing=0
+  for b in etcd etcdctl kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy kubectl; do
+    [ -x "$K8SBIN/$b" ] || missing=1
+  done
+  if [ "$missing" -eq 1 ]; then
+    say "building the etcd and Kubernetes binaries into $CACHE/bin (a cold build takes 10-15 minutes)"
+  else
+    say "checking the etcd and Kubernetes binaries in $CACHE/bin against their stamps"
+  fi
+  "$REPO/scripts/build-k8s.sh" >&2
+  say "binaries: $("$K8SBIN/kube-apiserver" --version), etcd $("$K8SBIN/etcd" --version | awk 'NR==1{print $3}'), $("$KBIN/kctl" version 2>/dev/null | head -1)"
+}
+
+kctl() { "$KBIN/kctl" "$@"; }
+kubectl() { "$K8SBIN/kubectl" --kubeconfig "$LAB/n1/etc/kubernetes/admin.conf" "$@"; }
+
+network() {
+  say "network: bridge $BRIDGE $HOST_ADDR/$PREFIX, namespaces ${NODES[*]/#/kcore-lab-}"
+  ip link add "$BRIDGE" type bridge
+  ip addr add "$HOST_ADDR/$PREFIX" dev "$BRIDGE"
+  ip link set "$BRIDGE" up
+  local n
+  for n in "${NODES[@]}"; do
+    ip netns add "$(ns "$n")"
+    ip link add "kcl-$n" type veth peer name eth0 netns "$(ns "$n")"
+    ip link set "kcl-$n" master "$BRIDGE" up
+    ip -n "$(ns "$n")" addr add "${NODE_ADDR[$n]}/$PREFIX" dev eth0
+    ip -n "$(ns "$n")" link set lo up
+    ip -n "$(ns "$n")" link set eth0 up
+  done
+  for n in "${NODES[@]}"; do
+    wait_for "link kcl-$n up" 20 links_up "$n"
+  done
+}
+
+links_up() {
+  grep -qx up "/sys/class/net/kcl-$1/operstate" &&
+    ip netns exec "$(ns "$1")" grep -qx up /sys/class/net/eth0/operstate
+}
+
+controllers() {
+  local args=() i p
+  for p in "${CONTROLLER_PORTS[@]}"; do args+=(--controller "$HOST_ADDR:$p"); done
+  say "controllers: kctl controller init (context $CONTEXT in $KCTL_CONFIG)"
+  kctl controller init --name "$CONTEXT" "${args[@]}" --out "$LAB/pki" >"$LAB/log/controller-init.log"
+  for i in 0 1 2; do
+    local join=(--join "$HOST_ADDR:${CONTROLLER_PORTS[0]}")
+    [ "$i" -eq 0 ] && join=(--bootstrap)
+    mkdir -p "$LAB/controller-$i"
+    setsid "$KBIN/kcore-controller" --pki-dir "$LAB/pki/controller-$i" --data-dir "$LAB/controller-$i" \
+      --listen "$HOST_ADDR:${CONTROLLER_PORTS[$i]}" "${join[@]}" \
+      --render-profile lab --health-interval 10s \
+      >"$LAB/log/controller-$i.log" 2>&1 </dev/null &
+    echo $! >"$LAB/run/controller-$i.pid"
+    say "controller-$i: pid $! on $HOST_ADDR:${CONTROLLER_PORTS[$i]} (log $LAB/log/controller-$i.log)"
+    if [ "$i" -eq 0 ]; then
+      wait_for "controller-0 to lead" 60 kctl controller members
+    fi
+  done
+  wait_for "three controller replicas" 90 three_members
+}
+
+three_members() {
+  local out
+  out=$(kctl controller members -o json)
+  [ "$(grep -c '"suffrage": "voter"' <<<"$out")" -ge 3 ]
+}
+
+containerd_config() {
+  local r=$1
+  cat <<EOF
+# containerd of one lab node: its own root, state and socket under $r.
+version = 2
+root = "$r/var/lib/containerd"
+state = "$r/run/containerd/state"
+[grpc]
+  address = "$r/run/containerd/containerd.sock"
+[ttrpc]
+  address = "$r/run/containerd/containerd.sock.ttrpc"
+[debug]
+  address = ""
+[metrics]
+  address = ""
+[plugins."io.containerd.internal.v1.opt"]
+  path = "$r/opt/containerd"
+[plugins."io.containerd.grpc.v1.cri"]
+  sandbox_image = "registry.k8s.io/pause:3.10"
+  [plugins."io.containerd.grpc.v1.cri".cni]
+    bin_dir = "/usr/lib/cni"
+    conf_dir = "$r/etc/cni/net.d"
+EOF
+}
+
+node_up() {
+  local n=$1 r=$LAB/$1 tok
+  # /run/kcore holds keepalived's pid files and nothing rendered creates it
+  # (keepalived refuses to start without it), so the lab does.
+  mkdir -p "$r/run/kcore" "$r/etc/containerd" "$r/run/containerd" "$r/var/lib/containerd" "$r/etc/cni/net.d" "$r/opt/containerd"
+  containerd_config "$r" >"$r/etc/containerd/config.toml"
+  in_ns "$n" setsid containerd --config "$r/etc/containerd/config.toml" \
+    >"$LAB/log/containerd-$n.log" 2>&1 </dev/null &
+  echo $! >"$LAB/run/containerd-$n.pid"
+  tok=$(kctl node token create --ttl 30m --ca-out "$LAB/controller-ca.crt")
+  tok=${tok%%$'\n'*}
+  printf '%s\n' "$tok" >"$LAB/run/token-$n"
+  chmod 600 "$LAB/run/token-$n"
+  local ctl=() p
+  for p in "${CONTROLLER_PORTS[@]}"; do ctl+=(--controller "$HOST_ADDR:$p"); done
+  in_ns "$n" setsid "$KBIN/kcore-node-agent" --node-id "$(nodeid "$n")" "${ctl[@]}" \
+    --join-token-file "$LAB/run/token-$n" --ca-file "$LAB/controller-ca.crt" \
+    --root "$r" --runtime supervisor --bin-dir "$K8SBIN" \
+    >"$LAB/log/agent-$n.log" 2>&1 </dev/null &
+  echo $! >"$LAB/run/agent-$n.pid"
+  say "node $(nodeid "$n"): containerd pid $(cat "$LAB/run/containerd-$n.pid"), agent pid $! in $(ns "$n"), root $r"
+}
+
+# in_ns NODE CMD...: run CMD in the node's network namespace only. Unlike
+# `ip netns exec`, nsenter keeps the host's mounts, so /sys/fs/cgroup stays
+# visible to kubelet and containerd.
+in_ns() {
+  local n=$1
+  shift
+  nsenter --net="/run/netns/$(ns "$n")" "$@"
+}
+
+agent_joined() { [ -s "$LAB/$1/var/lib/kcore/agent/node.crt" ]; }
+
+ready_nodes() {
+  [ "$(kubectl get nodes --no-headers 2>/dev/null | awk '$2=="Ready"' | wc -l)" -ge "${#NODES[@]}" ]
+}
+
+on_error() {
+  local rc=$?
+  trap - ERR EXIT
+  [ "$rc" -eq 0 ] && return
+  say "the lab failed (exit $rc); logs are in $LAB/log and $LAB/nN/var/log/kcore"
+  if [ "$KEEP" = 1 ]; then
+    say "KEEP=1: the lab stays up for inspection; remove it with 'make lab-down'"
+  else
+    say "removing the lab (set KEEP=1 to keep it for inspection)"
+    down
+  fi
+  exit "$rc"
+}
+
+up() {
+  need_root
+  if [ -e "$LAB" ] || ip link show "$BRIDGE" >/dev/null 2>&1; then
+    say "a previous lab exists: removing it first"
+    down
+  fi
+  deps
+  binaries
+  trap on_error ERR EXIT
+  mkdir -p "$LAB/log" "$LAB/run"
+  network
+  controllers
+  local n
+  for n in "${NODES[@]}"; do node_up "$n"; done
+  for n in "${NODES[@]}"; do wait_for "agent $(nodeid "$n") to join" 60 agent_joined "$n"; done
+  wait_for "every agent's heartbeat and facts (a plan without blocking issues)" 90 kctl kubernetes plan -f "$MANIFEST"
+  say "kctl kubernetes apply --yes --wait -f ${MANIFEST#"$REPO"/}"
+  local t0 t1
+  t0=$(date +%s)
+  kctl kubernetes apply --yes --wait --timeout "${APPLY_TIMEOUT}s" -f "$MANIFEST"
+  t1=$(date +%s)
+  say "cluster $CLUSTER ready $((t1 - t0))s after apply"
+  kctl kubernetes health "$CLUSTER"
+  say "kubectl get --raw /readyz through the VIP $VIP:$API_PORT"
+  kubectl get --raw /readyz
+  echo
+  wait_for "every node Ready in kubectl get nodes" "$NODE_TIMEOUT" ready_nodes
+  local t2
+  t2=$(date +%s)
+  kubectl get nodes -o wide
+  "$K8SBIN/etcdctl" --endpoints "https://${NODE_ADDR[n1]}:2379" \
+    --cacert "$LAB/n1/etc/kubernetes/pki/etcd/ca.crt" \
+    --cert "$LAB/n1/etc/kubernetes/pki/apiserver-etcd-client.crt" \
+    --key "$LAB/n1/etc/kubernetes/pki/apiserver-etcd-client.key" member list -w table
+  trap - ERR EXIT
+  cat <<EOF
+
+The lab is up.
+  apply -> ready:        $((t1 - t0))s
+  apply -> nodes Ready:  $((t2 - t0))s
+  VIP:                   https://$VIP:$API_PORT
+  kctl:                  KCTL_CONFIG=$KCTL_CONFIG $KBIN/kctl kubernetes health $CLUSTER
+  kubectl:               $K8SBIN/kubectl --kubeconfig $LAB/n1/etc/kubernetes/admin.conf get nodes
+  logs:                  $LAB/log, $LAB/nN/var/log/kcore
+  remove it:             make lab-down
+EOF
+}
+
+# kill_pids SIGNAL PID...: signal each live pid.
+kill_pids() {
+  local sig=$1 p
+  shift
+  for p in "$@"; do kill "-$sig" "$p" 2>/dev/null || true; done
+}
+
+# netns_pids prints the pids of every process inside the lab's namespaces.
+netns_pids() {
+  local n
+  for n in "${NODES[@]}"; do
+    ip netns pids "$(ns "$n")" 2>/dev/null || true
+  done
+}
+
+lab_pids() {
+  netns_pids
+  local f
+  for f in "$LAB"/run/*.pid; do
+    [ -f "$f" ] && cat "$f"
+  done
+  return 0
+}
+
+down() {
+  need_root
+  say "removing the lab"
+  local pids t0
+  mapfile -t pids < <(lab_pids | sort -u)
+  if [ ${#pids[@]} -gt 0 ]; then
+    say "stopping ${#pids[@]} processes (SIGTERM, then SIGKILL after 15s)"
+    kill_pids TERM "${pids[@]}"
+    t0=$(date +%s)
+    while mapfile -t pids < <(lab_pids | sort -u | while read -r p; do kill -0 "$p" 2>/dev/null && echo "$p"; done) && [ ${#pids[@]} -gt 0 ]; do
+      if (($(date +%s) - t0 >= 15)); then
+        kill_pids KILL "${pids[@]}"
+        sleep 1
+        break
+      fi
+      sleep 1
+    done
+  fi
+  if [ -d "$LAB" ]; then
+    local m
+    while read -r m; do
+      [ -n "$m" ] && umount -l "$m" 2>/dev/null || true
+    done < <(awk -v lab="$LAB" 'index($2, lab) == 1 {print $2}' /proc/mounts | sort -r)
+  fi
+  local n
+  for n in "${NODES[@]}"; do
+    ip netns del "$(ns "$n")" 2>/dev/null || true
+    ip link del "kcl-$n" 2>/dev/null || true
+  done
+  ip link del "$BRIDGE" 2>/dev/null || true
+  rm -rf "$LAB"
+  say "lab removed"
+}
+
+status() {
+  local n
+  ip -br addr show "$BRIDGE" 2>/dev/null || echo "no bridge $BRIDGE"
+  for n in "${NODES[@]}"; do
+    if ip netns pids "$(ns "$n")" >/dev/null 2>&1; then
+      echo "$(ns "$n"): $(ip netns pids "$(ns "$n")" | wc -l) processes; $(ip -n "$(ns "$n")" -br addr show eth0 2>/dev/null)"
+    fi
+  done
+  [ -f "$KCTL_CONFIG" ] && kctl kubernetes health "$CLUSTER" || true
+}
+
+case "${1:-}" in
+  up) up ;;
+  down) down ;;
+  status) status ;;
+  *) echo "usage: scripts/lab.sh up|down|status" >&2; exit 2 ;;
+esac
