@@ -19,21 +19,25 @@
 # Environment:
 #   KCORE_LAB_DIR   lab directory (default /var/lib/kcore-lab)
 #   KCORE_CACHE     cache of the Kubernetes binaries (default ~/.cache/kcore)
+#   KCORE_BIN_DIR   where kctl, kcore-controller and kcore-node-agent are (default bin/)
 #   KEEP=1          on failure, keep the lab up for inspection (default: remove it)
 #   LAB_MANIFEST    cluster manifest (default examples/lab/cluster-netns.yaml)
 #   LAB_TIMEOUT     seconds kctl kubernetes apply --wait may take (default 900)
 #   LAB_NODE_TIMEOUT seconds to wait for every node to be Ready (default 300)
+#   LAB_APPLY=0     stop once the controllers and agents are up, before the apply
+#                   (the e2e tests drive the apply themselves)
 set -euo pipefail
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 LAB=${KCORE_LAB_DIR:-/var/lib/kcore-lab}
 CACHE=${KCORE_CACHE:-$HOME/.cache/kcore}
 K8SBIN=$CACHE/bin/current
-KBIN=$REPO/bin
+KBIN=${KCORE_BIN_DIR:-$REPO/bin}
 MANIFEST=${LAB_MANIFEST:-$REPO/examples/lab/cluster-netns.yaml}
 APPLY_TIMEOUT=${LAB_TIMEOUT:-900}
 NODE_TIMEOUT=${LAB_NODE_TIMEOUT:-300}
 KEEP=${KEEP:-0}
+APPLY=${LAB_APPLY:-1}
 
 BRIDGE=kcore-lab0
 HOST_ADDR=10.77.0.1
@@ -96,7 +100,7 @@ deps() {
 binaries() {
   if [ ! -x "$KBIN/kctl" ] || [ ! -x "$KBIN/kcore-controller" ] || [ ! -x "$KBIN/kcore-node-agent" ]; then
     say "building kctl, kcore-controller and kcore-node-agent into $KBIN"
-    (cd "$REPO" && make -s build)
+    (cd "$REPO" && go build -o "$KBIN/" ./cmd/kctl ./cmd/kcore-controller ./cmd/kcore-node-agent)
   fi
   local b missing=0
   for b in etcd etcdctl kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy kubectl; do
@@ -253,12 +257,18 @@ up() {
   binaries
   trap on_error ERR EXIT
   mkdir -p "$LAB/log" "$LAB/run"
+  echo "kcore lab; remove with scripts/lab.sh down" >"$LAB/.kcore-lab"
   network
   controllers
   local n
   for n in "${NODES[@]}"; do node_up "$n"; done
   for n in "${NODES[@]}"; do wait_for "agent $(nodeid "$n") to join" 60 agent_joined "$n"; done
   wait_for "every agent's heartbeat and facts (a plan without blocking issues)" 90 kctl kubernetes plan -f "$MANIFEST"
+  if [ "$APPLY" = 0 ]; then
+    trap - ERR EXIT
+    say "LAB_APPLY=0: controllers and agents are up; apply with: KCTL_CONFIG=$KCTL_CONFIG $KBIN/kctl kubernetes apply --yes --wait -f $MANIFEST"
+    return
+  fi
   say "kctl kubernetes apply --yes --wait -f ${MANIFEST#"$REPO"/}"
   local t0 t1
   t0=$(date +%s)
@@ -345,7 +355,11 @@ down() {
     ip link del "kcl-$n" 2>/dev/null || true
   done
   ip link del "$BRIDGE" 2>/dev/null || true
-  rm -rf "$LAB"
+  if [ -e "$LAB/.kcore-lab" ]; then
+    rm -rf "$LAB"
+  elif [ -e "$LAB" ]; then
+    say "not removing $LAB: it has no .kcore-lab marker, so the lab did not make it"
+  fi
   say "lab removed"
 }
 

@@ -1,0 +1,311 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// What scripts/lab.sh and examples/lab/cluster-netns.yaml create.
+const (
+	cluster   = "lab"
+	vip       = "10.77.0.100"
+	apiPort   = "6444"
+	bridge    = "kcore-lab0"
+	labScript = "scripts/lab.sh"
+	manifest  = "examples/lab/cluster-netns.yaml"
+)
+
+// labNode is one node of the lab.
+type labNode struct{ id, name, addr string }
+
+// labNodes are the lab's nodes: id, namespace suffix, address.
+func labNodes() []labNode {
+	return []labNode{{"lab-n1", "n1", "10.77.0.11"}, {"lab-n2", "n2", "10.77.0.12"}, {"lab-n3", "n3", "10.77.0.13"}}
+}
+
+// k8sBinaries are what the lab runs from the cache.
+func k8sBinaries() []string {
+	return []string{"etcd", "etcdctl", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubelet", "kube-proxy", "kubectl"}
+}
+
+// lab is one running lab.
+type lab struct {
+	t      *testing.T
+	repo   string
+	dir    string
+	k8sBin string
+	kBin   string
+	log    string
+}
+
+// gate skips the test unless KCORE_E2E=1, root and the built binaries.
+func gate(t *testing.T) (repo, k8sBin string) {
+	t.Helper()
+	if os.Getenv("KCORE_E2E") != "1" {
+		t.Skip("SKIP: the e2e lab tests run only with KCORE_E2E=1 (as root, after make k8s-bins)")
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("SKIP: the e2e lab needs root (network namespaces, a bridge); run it as root")
+	}
+	cache := os.Getenv("KCORE_CACHE")
+	if cache == "" {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			t.Skipf("SKIP: no KCORE_CACHE and no home directory: %v", err)
+		}
+		cache = filepath.Join(home, ".cache", "kcore")
+	}
+	k8sBin = filepath.Join(cache, "bin", "current")
+	for _, b := range k8sBinaries() {
+		if _, err := os.Stat(filepath.Join(k8sBin, b)); err != nil {
+			t.Skipf("SKIP: %s is missing: build the lab binaries with make k8s-bins", filepath.Join(k8sBin, b))
+		}
+	}
+	for _, b := range []string{"keepalived", "containerd", "nsenter", "ip"} {
+		if _, err := exec.LookPath(b); err != nil {
+			if _, serr := os.Stat("/usr/sbin/" + b); serr != nil {
+				t.Skipf("SKIP: %s is missing: install it (make lab installs it with apt)", b)
+			}
+		}
+	}
+	repo, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join("/sys/class/net", bridge)); err == nil {
+		t.Skipf("SKIP: a lab is already up (bridge %s exists); remove it with make lab-down", bridge)
+	}
+	return repo, k8sBin
+}
+
+// startLab builds kcore's binaries, runs scripts/lab.sh up (with LAB_APPLY=0
+// when apply is false) and removes the lab when the test ends.
+func startLab(t *testing.T, apply bool) *lab {
+	t.Helper()
+	repo, k8sBin := gate(t)
+	l := &lab{t: t, repo: repo, dir: "/var/lib/kcore-lab", k8sBin: k8sBin, kBin: t.TempDir(), log: filepath.Join(t.TempDir(), "lab.log")}
+	build := exec.Command("go", "build", "-o", l.kBin+"/", "./cmd/kctl", "./cmd/kcore-controller", "./cmd/kcore-node-agent")
+	build.Dir = repo
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build kcore binaries: %v\n%s", err, out)
+	}
+	t.Cleanup(l.down)
+	env := []string{"KEEP=1", "KCORE_BIN_DIR=" + l.kBin}
+	if !apply {
+		env = append(env, "LAB_APPLY=0")
+	}
+	start := time.Now()
+	if out, err := l.script(20*time.Minute, env, "up"); err != nil {
+		t.Fatalf("scripts/lab.sh up: %v\n%s", err, out)
+	}
+	t.Logf("lab up in %s (log %s)", time.Since(start).Round(time.Second), l.log)
+	return l
+}
+
+// script runs scripts/lab.sh ARGS with env, appending its output to the log.
+func (l *lab) script(timeout time.Duration, env []string, args ...string) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, filepath.Join(l.repo, labScript), args...)
+	cmd.Dir = l.repo
+	cmd.Env = append(os.Environ(), env...)
+	out, err := cmd.CombinedOutput()
+	if f, ferr := os.OpenFile(l.log, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644); ferr == nil {
+		f.Write(out)
+		f.Close()
+	}
+	return string(out), err
+}
+
+// down removes the lab; on failure it first logs the lab's logs' tails.
+func (l *lab) down() {
+	if l.t.Failed() {
+		l.dumpLogs()
+	}
+	if out, err := l.script(2*time.Minute, nil, "down"); err != nil {
+		l.t.Errorf("scripts/lab.sh down: %v\n%s", err, out)
+	}
+}
+
+func (l *lab) dumpLogs() {
+	files, _ := filepath.Glob(filepath.Join(l.dir, "log", "*.log"))
+	more, _ := filepath.Glob(filepath.Join(l.dir, "n*", "var", "log", "kcore", "*.log"))
+	for _, f := range append(files, more...) {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+		if len(lines) > 15 {
+			lines = lines[len(lines)-15:]
+		}
+		l.t.Logf("--- tail of %s\n%s", f, strings.Join(lines, "\n"))
+	}
+}
+
+// run runs a command with a timeout and returns its standard output.
+func run(timeout time.Duration, env []string, argv ...string) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd.Env = append(os.Environ(), env...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		return stdout.String(), fmt.Errorf("%s: %w: %s", strings.Join(argv, " "), err, strings.TrimSpace(stderr.String()))
+	}
+	return stdout.String(), nil
+}
+
+// kctl runs the lab's kctl against its controllers.
+func (l *lab) kctl(timeout time.Duration, args ...string) (string, error) {
+	return run(timeout, []string{"KCTL_CONFIG=" + filepath.Join(l.dir, "kctl.yaml")}, append([]string{filepath.Join(l.kBin, "kctl")}, args...)...)
+}
+
+// kubectl runs kubectl with node n1's admin.conf, whose server is the VIP.
+func (l *lab) kubectl(args ...string) (string, error) {
+	argv := append([]string{filepath.Join(l.k8sBin, "kubectl"), "--kubeconfig", filepath.Join(l.dir, "n1", "etc", "kubernetes", "admin.conf"), "--request-timeout=5s"}, args...)
+	return run(15*time.Second, nil, argv...)
+}
+
+// eventually polls cond every 500ms until it returns nil or timeout passes.
+func eventually(t *testing.T, what string, timeout time.Duration, cond func() error) {
+	t.Helper()
+	if err := poll(timeout, cond); err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+}
+
+func poll(timeout time.Duration, cond func() error) error {
+	deadline := time.Now().Add(timeout)
+	tick := time.NewTicker(500 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		err := cond()
+		if err == nil {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("gave up after %s: %w", timeout, err)
+		}
+		<-tick.C
+	}
+}
+
+// supervised is a node's supervisor state file.
+type supervised struct {
+	Units map[string]struct {
+		State string `json:"state"`
+		PID   int    `json:"pid"`
+	} `json:"units"`
+}
+
+// units reads node n's supervisor state.
+func (l *lab) units(n string) (supervised, error) {
+	var s supervised
+	data, err := os.ReadFile(filepath.Join(l.dir, n, "var", "lib", "kcore", "supervisor.json"))
+	if err != nil {
+		return s, err
+	}
+	return s, json.Unmarshal(data, &s)
+}
+
+// unitPID is the pid of unit on node n.
+func (l *lab) unitPID(n, unit string) (int, error) {
+	s, err := l.units(n)
+	if err != nil {
+		return 0, err
+	}
+	u, ok := s.Units[unit]
+	if !ok || u.PID == 0 {
+		return 0, fmt.Errorf("unit %s not running on %s", unit, n)
+	}
+	return u.PID, nil
+}
+
+// killUnit SIGKILLs unit's process group on node n and returns its pid.
+func (l *lab) killUnit(n, unit string) int {
+	l.t.Helper()
+	pid, err := l.unitPID(n, unit)
+	if err != nil {
+		l.t.Fatal(err)
+	}
+	if err := syscall.Kill(-pid, syscall.SIGKILL); err != nil {
+		l.t.Fatalf("kill %s (pid %d) on %s: %v", unit, pid, n, err)
+	}
+	return pid
+}
+
+// vipHolders are the nodes whose eth0 holds the VIP.
+func vipHolders() ([]string, error) {
+	var out []string
+	for _, n := range labNodes() {
+		addrs, err := run(5*time.Second, nil, "ip", "-n", "kcore-lab-"+n.name, "-br", "addr", "show", "eth0")
+		if err != nil {
+			return nil, err
+		}
+		if strings.Contains(addrs, " "+vip+"/") {
+			out = append(out, n.name)
+		}
+	}
+	return out, nil
+}
+
+// vipHolder waits until exactly one node holds the VIP and returns it.
+func vipHolder(t *testing.T, timeout time.Duration, not string) string {
+	t.Helper()
+	var holder string
+	eventually(t, "one VIP holder", timeout, func() error {
+		h, err := vipHolders()
+		if err != nil {
+			return err
+		}
+		if len(h) != 1 {
+			return fmt.Errorf("VIP %s held by %v", vip, h)
+		}
+		if h[0] == not {
+			return fmt.Errorf("VIP %s still on %s", vip, not)
+		}
+		holder = h[0]
+		return nil
+	})
+	return holder
+}
+
+// readyz asks /readyz through the VIP.
+func (l *lab) readyz() error {
+	out, err := l.kubectl("get", "--raw", "/readyz")
+	if err != nil {
+		return err
+	}
+	if strings.TrimSpace(out) != "ok" {
+		return fmt.Errorf("/readyz through the VIP answered %q", out)
+	}
+	return nil
+}
+
+// healthy is nil when kctl kubernetes health says the cluster is ready.
+func (l *lab) healthy() error {
+	out, err := l.kctl(30*time.Second, "kubernetes", "health", cluster)
+	if err != nil {
+		first, _, _ := strings.Cut(out, "\n")
+		return fmt.Errorf("%w (%s)", err, first)
+	}
+	return nil
+}
+
+// phaseLine is the first line of kctl kubernetes health.
+func (l *lab) phaseLine() string {
+	out, _ := l.kctl(30*time.Second, "kubernetes", "health", cluster)
+	first, _, _ := strings.Cut(out, "\n")
+	return first
+}
