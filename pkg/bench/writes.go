@@ -11,6 +11,7 @@ import (
 
 	"kcore.dev/kcore/pkg/apiv1"
 	"kcore.dev/kcore/pkg/client"
+	"kcore.dev/kcore/pkg/controller"
 	"kcore.dev/kcore/pkg/store"
 )
 
@@ -28,11 +29,13 @@ func payload1K() []byte {
 	return []byte(prefix + strings.Repeat("x", size-len(prefix)-len(suffix)) + suffix)
 }
 
-// writeSample is one run of both systems at one client count; raw is the
+// writeSample is one run of both systems at one client count. raw is the
 // same load applied straight to the leader's raft node (no HTTP, TLS or
-// audit entry), to split the write path's cost.
+// audit entry) and rawAudit the same with an audit entry applied after
+// each write, as the server does before it answers: they split the write
+// path's cost.
 type writeSample struct {
-	ours, etcd, raw loadResult
+	ours, etcd, raw, rawAudit loadResult
 }
 
 // writeBench drives figure 1.
@@ -110,7 +113,7 @@ func (b *writeBench) etcdOps(ctx context.Context, n int) ([]op, func(), error) {
 
 // rawOps returns n writers that apply a Put straight to the leader's raft
 // node, as the server does after decoding and before the audit entry.
-func (b *writeBench) rawOps(n int) ([]op, error) {
+func (b *writeBench) rawOps(n int, audit bool) ([]op, error) {
 	leader := b.ours.leader()
 	if leader == nil {
 		return nil, fmt.Errorf("controller writes: no leader")
@@ -128,10 +131,36 @@ func (b *writeBench) rawOps(n int) ([]op, error) {
 			if err != nil {
 				return err
 			}
-			return res.Err
+			if res.Err != nil || !audit {
+				return res.Err
+			}
+			return applyAudit(ctx, leader, i)
 		}
 	}
 	return ops, nil
+}
+
+// applyAudit commits an audit entry like the one the server commits after
+// a PUT.
+func applyAudit(ctx context.Context, leader *controller.Controller, writer int) error {
+	e, err := json.Marshal(apiv1.AuditEntry{
+		Time: time.Now().UTC().Format(time.RFC3339Nano), ID: fmt.Sprintf("bench-%d", writer),
+		Subject: "bench-writer", Role: apiv1.RoleClusterAdmin, Method: "PUT",
+		Route: "PUT /v1/objects/{kind}/{name...}", Object: benchKind + "/x", Result: 200,
+	})
+	if err != nil {
+		return err
+	}
+	cmd, err := store.AppendAudit{Entry: e}.Command()
+	if err != nil {
+		return err
+	}
+	cmd.Time = time.Now().UTC().Format(time.RFC3339Nano)
+	res, err := leader.Node().Apply(ctx, cmd)
+	if err != nil {
+		return err
+	}
+	return res.Err
 }
 
 func (b *writeBench) runOne(ctx context.Context, n int) (writeSample, error) {
@@ -143,11 +172,15 @@ func (b *writeBench) runOne(ctx context.Context, n int) (writeSample, error) {
 	s.ours = runLoad(ctx, ops, b.warmup, b.duration)
 	done()
 	if b.raw {
-		ops, err := b.rawOps(n)
+		ops, err := b.rawOps(n, false)
 		if err != nil {
 			return s, err
 		}
 		s.raw = runLoad(ctx, ops, b.warmup, b.duration/2)
+		if ops, err = b.rawOps(n, true); err != nil {
+			return s, err
+		}
+		s.rawAudit = runLoad(ctx, ops, b.warmup, b.duration/2)
 	}
 	if b.etcd != nil {
 		ops, done, err = b.etcdOps(ctx, n)
@@ -170,8 +203,12 @@ func (b *writeBench) figures(ctx context.Context, counts []int, runs int, progre
 			if err != nil {
 				return nil, err
 			}
-			progress(fmt.Sprintf("writes run %d clients %d: ours %.0f/s p99 %.1f ms (%d errors), etcd %.0f/s p99 %.1f ms (%d errors)",
-				r+1, n, s.ours.rate(), LatenciesOf(s.ours.lats).P99, s.ours.errs, s.etcd.rate(), LatenciesOf(s.etcd.lats).P99, s.etcd.errs))
+			line := fmt.Sprintf("writes run %d clients %d: ours %.0f/s p99 %.1f ms (%d errors); raft only %.0f/s, raft + audit %.0f/s",
+				r+1, n, s.ours.rate(), LatenciesOf(s.ours.lats).P99, s.ours.errs, s.raw.rate(), s.rawAudit.rate())
+			if b.etcd != nil {
+				line += fmt.Sprintf("; etcd %.0f/s p99 %.1f ms (%d errors)", s.etcd.rate(), LatenciesOf(s.etcd.lats).P99, s.etcd.errs)
+			}
+			progress(line + "; " + b.raftStats())
 			samples[n] = append(samples[n], s)
 		}
 	}
@@ -220,15 +257,31 @@ func writeRows(n int, ss []writeSample, withEtcd bool) []Figure {
 // rawRows are the diagnostic split: the same writes applied straight to
 // the leader's raft node.
 func rawRows(n int, ss []writeSample) []Figure {
-	var rate, p50 []float64
+	var rate, p50, arate, ap50 []float64
 	for _, s := range ss {
 		rate = append(rate, s.raw.rate())
 		p50 = append(p50, LatenciesOf(s.raw.lats).P50)
+		arate = append(arate, s.rawAudit.rate())
+		ap50 = append(ap50, LatenciesOf(s.rawAudit.lats).P50)
 	}
 	id := fmt.Sprintf("1/%d", n)
 	note := "diagnostic: raftnode.Apply on the leader, no HTTP, TLS, JSON decode or audit entry"
+	anote := "diagnostic: raftnode.Apply of the write, then of its audit entry, as the server does before it answers; no HTTP or TLS"
 	return []Figure{
 		measured(id, fmt.Sprintf("  split: raft apply only, %d clients", n), "writes/s", rate).withNote(note),
 		measured(id, fmt.Sprintf("  split: raft apply only p50, %d clients", n), "ms", p50).withNote(note),
+		measured(id, fmt.Sprintf("  split: raft apply + audit entry, %d clients", n), "writes/s", arate).withNote(anote),
+		measured(id, fmt.Sprintf("  split: raft apply + audit entry p50, %d clients", n), "ms", ap50).withNote(anote),
 	}
+}
+
+// raftStats says where the leader's log and last snapshot are, so a slow
+// run can be matched with a snapshot and log compaction.
+func (b *writeBench) raftStats() string {
+	l := b.ours.leader()
+	if l == nil {
+		return "no leader"
+	}
+	st := l.Node().Stats()
+	return fmt.Sprintf("leader last_log_index %s last_snapshot_index %s", st["last_log_index"], st["last_snapshot_index"])
 }
