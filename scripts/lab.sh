@@ -24,6 +24,8 @@
 #   LAB_MANIFEST    cluster manifest (default examples/lab/cluster-netns.yaml)
 #   LAB_TIMEOUT     seconds kctl kubernetes apply --wait may take (default 900)
 #   LAB_NODE_TIMEOUT seconds to wait for every node to be Ready (default 300)
+#   LAB_NODES=N     namespaces to create, 3 to 9 (default 3); the manifest uses
+#                   n1..n3, the others register and wait for a scale-out
 #   LAB_APPLY=0     stop once the controllers and agents are up, before the apply
 #                   (the e2e tests drive the apply themselves)
 set -euo pipefail
@@ -42,8 +44,14 @@ APPLY=${LAB_APPLY:-1}
 BRIDGE=kcore-lab0
 HOST_ADDR=10.77.0.1
 PREFIX=24
-NODES=(n1 n2 n3)
-declare -A NODE_ADDR=([n1]=10.77.0.11 [n2]=10.77.0.12 [n3]=10.77.0.13)
+NODE_COUNT=${LAB_NODES:-3}
+[[ "$NODE_COUNT" =~ ^[3-9]$ ]] || { echo "LAB_NODES must be 3 to 9" >&2; exit 2; }
+NODES=()
+declare -A NODE_ADDR=()
+for ((i = 1; i <= NODE_COUNT; i++)); do
+  NODES+=("n$i")
+  NODE_ADDR[n$i]=10.77.0.1$i
+done
 VIP=10.77.0.100
 API_PORT=6444
 CONTROLLER_PORTS=(7443 7445 7447)
@@ -230,7 +238,9 @@ in_ns() {
 agent_joined() { [ -s "$LAB/$1/var/lib/kcore/agent/node.crt" ]; }
 
 ready_nodes() {
-  [ "$(kubectl get nodes --no-headers 2>/dev/null | awk '$2=="Ready"' | wc -l)" -ge "${#NODES[@]}" ]
+  local members
+  members=$(grep -c 'nodeId:' "$MANIFEST")
+  [ "$(kubectl get nodes --no-headers 2>/dev/null | awk '$2=="Ready"' | wc -l)" -ge "$members" ]
 }
 
 on_error() {
@@ -308,11 +318,14 @@ kill_pids() {
   for p in "$@"; do kill "-$sig" "$p" 2>/dev/null || true; done
 }
 
+# lab_netns lists the lab's namespaces that exist, however many were made.
+lab_netns() { ip netns list 2>/dev/null | awk '$1 ~ /^kcore-lab-n[0-9]+$/ {print $1}'; }
+
 # netns_pids prints the pids of every process inside the lab's namespaces.
 netns_pids() {
   local n
-  for n in "${NODES[@]}"; do
-    ip netns pids "$(ns "$n")" 2>/dev/null || true
+  for n in $(lab_netns); do
+    ip netns pids "$n" 2>/dev/null || true
   done
 }
 
@@ -350,9 +363,9 @@ down() {
     done < <(awk -v lab="$LAB" 'index($2, lab) == 1 {print $2}' /proc/mounts | sort -r)
   fi
   local n
-  for n in "${NODES[@]}"; do
-    ip netns del "$(ns "$n")" 2>/dev/null || true
-    ip link del "kcl-$n" 2>/dev/null || true
+  for n in $(lab_netns); do
+    ip netns del "$n" 2>/dev/null || true
+    ip link del "kcl-${n#kcore-lab-}" 2>/dev/null || true
   done
   ip link del "$BRIDGE" 2>/dev/null || true
   if [ -e "$LAB/.kcore-lab" ]; then
@@ -366,10 +379,8 @@ down() {
 status() {
   local n
   ip -br addr show "$BRIDGE" 2>/dev/null || echo "no bridge $BRIDGE"
-  for n in "${NODES[@]}"; do
-    if ip netns pids "$(ns "$n")" >/dev/null 2>&1; then
-      echo "$(ns "$n"): $(ip netns pids "$(ns "$n")" | wc -l) processes; $(ip -n "$(ns "$n")" -br addr show eth0 2>/dev/null)"
-    fi
+  for n in $(lab_netns); do
+    echo "$n: $(ip netns pids "$n" | wc -l) processes; $(ip -n "$n" -br addr show eth0 2>/dev/null)"
   done
   [ -f "$KCTL_CONFIG" ] && kctl kubernetes health "$CLUSTER" || true
 }

@@ -27,7 +27,8 @@ const (
 // labNode is one node of the lab.
 type labNode struct{ id, name, addr string }
 
-// labNodes are the lab's nodes: id, namespace suffix, address.
+// labNodes are the nodes of examples/lab/cluster-netns.yaml: id, namespace
+// suffix, address.
 func labNodes() []labNode {
 	return []labNode{{"lab-n1", "n1", "10.77.0.11"}, {"lab-n2", "n2", "10.77.0.12"}, {"lab-n3", "n3", "10.77.0.13"}}
 }
@@ -88,8 +89,9 @@ func gate(t *testing.T) (repo, k8sBin string) {
 }
 
 // startLab builds kcore's binaries, runs scripts/lab.sh up (with LAB_APPLY=0
-// when apply is false) and removes the lab when the test ends.
-func startLab(t *testing.T, apply bool) *lab {
+// when apply is false) and removes the lab when the test ends. extra are
+// more environment variables for the script (LAB_NODES=5).
+func startLab(t *testing.T, apply bool, extra ...string) *lab {
 	t.Helper()
 	repo, k8sBin := gate(t)
 	l := &lab{t: t, repo: repo, dir: "/var/lib/kcore-lab", k8sBin: k8sBin, kBin: t.TempDir(), log: filepath.Join(t.TempDir(), "lab.log")}
@@ -99,7 +101,7 @@ func startLab(t *testing.T, apply bool) *lab {
 		t.Fatalf("build kcore binaries: %v\n%s", err, out)
 	}
 	t.Cleanup(l.down)
-	env := []string{"KEEP=1", "KCORE_BIN_DIR=" + l.kBin}
+	env := append([]string{"KEEP=1", "KCORE_BIN_DIR=" + l.kBin}, extra...)
 	if !apply {
 		env = append(env, "LAB_APPLY=0")
 	}

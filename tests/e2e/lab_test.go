@@ -43,6 +43,12 @@ func testCreateReady(t *testing.T, l *lab) {
 		}
 		return allNodesReady(out, len(labNodes()))
 	})
+	eventually(t, "three started etcd members", 30*time.Second, func() error { return l.etcdMembers(3) })
+}
+
+// etcdMembers is nil when etcd (asked through n1) has exactly want members,
+// all started voters.
+func (l *lab) etcdMembers(want int) error {
 	out, err := run(30*time.Second, nil, filepath.Join(l.k8sBin, "etcdctl"),
 		"--endpoints", "https://"+labNodes()[0].addr+":2379",
 		"--cacert", filepath.Join(l.dir, "n1/etc/kubernetes/pki/etcd/ca.crt"),
@@ -50,7 +56,7 @@ func testCreateReady(t *testing.T, l *lab) {
 		"--key", filepath.Join(l.dir, "n1/etc/kubernetes/pki/apiserver-etcd-client.key"),
 		"member", "list", "-w", "json")
 	if err != nil {
-		t.Fatal(err)
+		return err
 	}
 	var ml struct {
 		Members []struct {
@@ -60,7 +66,7 @@ func testCreateReady(t *testing.T, l *lab) {
 		} `json:"members"`
 	}
 	if err := json.Unmarshal([]byte(out), &ml); err != nil {
-		t.Fatalf("decode etcdctl member list: %v\n%s", err, out)
+		return fmt.Errorf("decode etcdctl member list: %w\n%s", err, out)
 	}
 	var started []string
 	for _, m := range ml.Members {
@@ -69,10 +75,10 @@ func testCreateReady(t *testing.T, l *lab) {
 			started = append(started, m.Name)
 		}
 	}
-	if len(ml.Members) != 3 || len(started) != 3 {
-		t.Fatalf("etcd members: %d, started voters %v; want 3 started\n%s", len(ml.Members), started, out)
+	if len(ml.Members) != want || len(started) != want {
+		return fmt.Errorf("etcd members: %d, started voters %v; want %d started", len(ml.Members), started, want)
 	}
-	t.Logf("etcd members started: %v", started)
+	return nil
 }
 
 // allNodesReady checks kubectl get nodes -o json for want Ready nodes.
