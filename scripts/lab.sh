@@ -243,6 +243,29 @@ ready_nodes() {
   [ "$(kubectl get nodes --no-headers 2>/dev/null | awk '$2=="Ready"' | wc -l)" -ge "$members" ]
 }
 
+# HOST_DIRS are host paths kubelet uses whatever its --root-dir (the device
+# plugin socket directory, pod and container log directories). The lab
+# records those that did not exist before it, and down removes only those.
+HOST_DIRS=(/var/lib/kubelet /var/lib/kubelet/device-plugins /var/log/pods /var/log/containers)
+
+host_dirs_note() {
+  local d
+  for d in "${HOST_DIRS[@]}"; do
+    [ -e "$d" ] || echo "$d" >>"$LAB/host-dirs"
+  done
+  return 0
+}
+
+host_dirs_remove() {
+  [ -f "$LAB/host-dirs" ] || return 0
+  local d
+  while read -r d; do
+    case "$d" in
+      /var/lib/kubelet | /var/lib/kubelet/device-plugins | /var/log/pods | /var/log/containers) rm -rf "$d" ;;
+    esac
+  done <"$LAB/host-dirs"
+}
+
 on_error() {
   local rc=$?
   trap - ERR EXIT
@@ -268,6 +291,7 @@ up() {
   trap on_error ERR EXIT
   mkdir -p "$LAB/log" "$LAB/run"
   echo "kcore lab; remove with scripts/lab.sh down" >"$LAB/.kcore-lab"
+  host_dirs_note
   network
   controllers
   local n
@@ -282,7 +306,14 @@ up() {
   say "kctl kubernetes apply --yes --wait -f ${MANIFEST#"$REPO"/}"
   local t0 t1
   t0=$(date +%s)
-  kctl kubernetes apply --yes --wait --timeout "${APPLY_TIMEOUT}s" -f "$MANIFEST"
+  if ! kctl kubernetes apply --yes --wait --timeout "${APPLY_TIMEOUT}s" -f "$MANIFEST"; then
+    # --wait stops at the first degraded phase. During bootstrap that is often
+    # a task that ran before the VIP answered (the add-ons task talks to the
+    # API through the VIP); the agent retries failed items, so follow the
+    # cluster a while longer, and say so.
+    say "apply --wait stopped before ready (see above); following the cluster while the agents retry"
+    wait_for "cluster $CLUSTER ready (kctl kubernetes health)" "$APPLY_TIMEOUT" kctl kubernetes health "$CLUSTER"
+  fi
   t1=$(date +%s)
   say "cluster $CLUSTER ready $((t1 - t0))s after apply"
   kctl kubernetes health "$CLUSTER"
@@ -369,6 +400,7 @@ down() {
   done
   ip link del "$BRIDGE" 2>/dev/null || true
   if [ -e "$LAB/.kcore-lab" ]; then
+    host_dirs_remove
     rm -rf "$LAB"
   elif [ -e "$LAB" ]; then
     say "not removing $LAB: it has no .kcore-lab marker, so the lab did not make it"
