@@ -1,0 +1,49 @@
+package bench
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+)
+
+func TestNum(t *testing.T) {
+	for _, tc := range []struct {
+		in   float64
+		want string
+	}{
+		{1234.4, "1234"},
+		{12.34, "12.3"},
+		{1.234, "1.23"},
+		{0.1234, "0.123"},
+		{0.5, "0.5"},
+		{0, "0"},
+	} {
+		if got := num(tc.in); got != tc.want {
+			t.Errorf("num(%v) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+func TestFigureReferenceAndTarget(t *testing.T) {
+	f := measured("1/64", "writes", "writes/s", []float64{100, 300, 200}).withReference("etcd", 400)
+	f = f.withTarget("ratio >= 1.0", *f.Ratio >= 1)
+	if *f.Value != 200 || f.Spread.Min != 100 || f.Spread.Max != 300 || f.Runs != 3 {
+		t.Errorf("measured = value %v spread %+v runs %d, want 200 {100 300} 3", *f.Value, *f.Spread, f.Runs)
+	}
+	if *f.Ratio != 0.5 || *f.Met {
+		t.Errorf("ratio %v met %v, want 0.5 false", *f.Ratio, *f.Met)
+	}
+	nm := notMeasured("5b", "vip", "needs the lab (issue 6)").withTarget("< 4 s", true)
+	if nm.Met != nil || nm.Value != nil {
+		t.Errorf("a row without a value has met %v value %v, want both nil", nm.Met, nm.Value)
+	}
+	var b bytes.Buffer
+	if err := (Report{Figures: []Figure{f, nm}}).PrintTable(&b); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"200 writes/s [100-300] n=3", "400 writes/s (etcd)", "NO", "not measured: needs the lab (issue 6)"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("table lacks %q:\n%s", want, b.String())
+		}
+	}
+}
