@@ -110,11 +110,11 @@ binaries() {
     say "building kctl, kcore-controller and kcore-node-agent into $KBIN"
     (cd "$REPO" && go build -o "$KBIN/" ./cmd/kctl ./cmd/kcore-controller ./cmd/kcore-node-agent)
   fi
-  local b missing=0
+  local b absent=0
   for b in etcd etcdctl kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy kubectl; do
-    [ -x "$K8SBIN/$b" ] || missing=1
+    [ -x "$K8SBIN/$b" ] || absent=1
   done
-  if [ "$missing" -eq 1 ]; then
+  if [ "$absent" -eq 1 ]; then
     say "building the etcd and Kubernetes binaries into $CACHE/bin (a cold build takes 10-15 minutes)"
   else
     say "checking the etcd and Kubernetes binaries in $CACHE/bin against their stamps"
@@ -288,6 +288,7 @@ up() {
   fi
   deps
   binaries
+  kctl kubernetes validate -f "$MANIFEST" >&2 || die "the manifest $MANIFEST is not valid"
   trap on_error ERR EXIT
   mkdir -p "$LAB/log" "$LAB/run"
   echo "kcore lab; remove with scripts/lab.sh down" >"$LAB/.kcore-lab"
@@ -390,7 +391,7 @@ down() {
   if [ -d "$LAB" ]; then
     local m
     while read -r m; do
-      [ -n "$m" ] && umount -l "$m" 2>/dev/null || true
+      if [ -n "$m" ]; then umount -l "$m" 2>/dev/null || true; fi
     done < <(awk -v lab="$LAB" 'index($2, lab) == 1 {print $2}' /proc/mounts | sort -r)
   fi
   local n
@@ -414,7 +415,7 @@ status() {
   for n in $(lab_netns); do
     echo "$n: $(ip netns pids "$n" | wc -l) processes; $(ip -n "$n" -br addr show eth0 2>/dev/null)"
   done
-  [ -f "$KCTL_CONFIG" ] && kctl kubernetes health "$CLUSTER" || true
+  if [ -f "$KCTL_CONFIG" ]; then kctl kubernetes health "$CLUSTER" || true; fi
 }
 
 case "${1:-}" in
