@@ -47,3 +47,11 @@ func TestFigureReferenceAndTarget(t *testing.T) {
 		}
 	}
 }
+
+func TestFigureNumber(t *testing.T) {
+	for id, want := range map[string]int{"0a": 0, "1/256": 1, "5a": 5, "6": 6, "": 0} {
+		if got := figureNumber(id); got != want {
+			t.Errorf("figureNumber(%q) = %d, want %d", id, got, want)
+		}
+	}
+}

@@ -133,6 +133,7 @@ func Run(ctx context.Context, o Options) (Report, error) {
 		notMeasured("5b", "VIP move after keepalived / the API server is killed", "needs the lab (issue 6)"),
 		notMeasured("6", "time to ready vs hand-started etcd + kube-apiserver", "needs the lab (issue 6)"),
 	)
+	slices.SortStableFunc(r.rep.Figures, func(a, b Figure) int { return figureNumber(a.ID) - figureNumber(b.ID) })
 	r.rep.Machine.LoadEnd = loadAvg()
 	r.rep.Finished = stamp(time.Now())
 	return r.rep, nil
@@ -241,4 +242,16 @@ func (r *runner) procFigures(ctx context.Context, fleet, failover bool) {
 	if failover {
 		r.add("5a", "failover", func() ([]Figure, error) { return failoverFigures(ctx, p, c, auth, r.o.FailoverRuns, say) })
 	}
+}
+
+// figureNumber is the leading number of a figure id ("1/64" → 1, "5a" → 5).
+func figureNumber(id string) int {
+	n := 0
+	for _, c := range id {
+		if c < '0' || c > '9' {
+			break
+		}
+		n = n*10 + int(c-'0')
+	}
+	return n
 }
