@@ -94,7 +94,11 @@ func gate(t *testing.T) (repo, k8sBin string) {
 func startLab(t *testing.T, apply bool, extra ...string) *lab {
 	t.Helper()
 	repo, k8sBin := gate(t)
-	l := &lab{t: t, repo: repo, dir: "/var/lib/kcore-lab", k8sBin: k8sBin, kBin: t.TempDir(), log: filepath.Join(t.TempDir(), "lab.log")}
+	dir := os.Getenv("KCORE_LAB_DIR")
+	if dir == "" {
+		dir = "/var/lib/kcore-lab"
+	}
+	l := &lab{t: t, repo: repo, dir: dir, k8sBin: k8sBin, kBin: t.TempDir(), log: filepath.Join(t.TempDir(), "lab.log")}
 	build := exec.Command("go", "build", "-o", l.kBin+"/", "./cmd/kctl", "./cmd/kcore-controller", "./cmd/kcore-node-agent")
 	build.Dir = repo
 	if out, err := build.CombinedOutput(); err != nil {
