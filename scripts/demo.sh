@@ -63,7 +63,7 @@ step "Ask it who its members are"
 run "$BIN/kctl" controller members
 
 step "Plan the reference lab cluster against it (its nodes have not registered yet)"
-run "$BIN/kctl" kubernetes plan -f examples/lab/cluster.yaml || true
+run "$BIN/kctl" kubernetes plan -f examples/reference/cluster.yaml || true
 
 step "Every change is audited"
 run "$BIN/kctl" audit

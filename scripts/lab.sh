@@ -21,7 +21,7 @@
 #   KCORE_CACHE     cache of the Kubernetes binaries (default ~/.cache/kcore)
 #   KCORE_BIN_DIR   where kctl, kcore-controller and kcore-node-agent are (default bin/)
 #   KEEP=1          on failure, keep the lab up for inspection (default: remove it)
-#   LAB_MANIFEST    cluster manifest (default examples/lab/cluster-netns.yaml)
+#   LAB_MANIFEST    cluster manifest (default examples/lab/cluster.yaml)
 #   LAB_TIMEOUT     seconds kctl kubernetes apply --wait may take (default 900)
 #   LAB_NODE_TIMEOUT seconds to wait for every node to be Ready (default 300)
 #   LAB_NODES=N     namespaces to create, 3 to 9 (default 3); the manifest uses
@@ -35,7 +35,7 @@ LAB=${KCORE_LAB_DIR:-/var/lib/kcore-lab}
 CACHE=${KCORE_CACHE:-$HOME/.cache/kcore}
 K8SBIN=$CACHE/bin/current
 KBIN=${KCORE_BIN_DIR:-$REPO/bin}
-MANIFEST=${LAB_MANIFEST:-$REPO/examples/lab/cluster-netns.yaml}
+MANIFEST=${LAB_MANIFEST:-$REPO/examples/lab/cluster.yaml}
 APPLY_TIMEOUT=${LAB_TIMEOUT:-900}
 NODE_TIMEOUT=${LAB_NODE_TIMEOUT:-300}
 KEEP=${KEEP:-0}

@@ -14,20 +14,20 @@ import (
 	"time"
 )
 
-// What scripts/lab.sh and examples/lab/cluster-netns.yaml create.
+// What scripts/lab.sh and examples/lab/cluster.yaml create.
 const (
 	cluster   = "lab"
 	vip       = "10.77.0.100"
 	apiPort   = "6444"
 	bridge    = "kcore-lab0"
 	labScript = "scripts/lab.sh"
-	manifest  = "examples/lab/cluster-netns.yaml"
+	manifest  = "examples/lab/cluster.yaml"
 )
 
 // labNode is one node of the lab.
 type labNode struct{ id, name, addr string }
 
-// labNodes are the nodes of examples/lab/cluster-netns.yaml: id, namespace
+// labNodes are the nodes of examples/lab/cluster.yaml: id, namespace
 // suffix, address.
 func labNodes() []labNode {
 	return []labNode{{"lab-n1", "n1", "10.77.0.11"}, {"lab-n2", "n2", "10.77.0.12"}, {"lab-n3", "n3", "10.77.0.13"}}
