@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# Install the Debian packages kcore's tests and lab need, when missing.
+# Install the Debian packages kcore's tests and lab need, when missing:
+# keepalived, nftables and iproute2 for the VIP, containerd, runc and the CNI
+# plugins for kubelet, nix-bin to parse the NixOS modules, mkfs tools.
 # Idempotent and quiet when everything is there. Needs root for apt-get; when
 # not root it only reports what is missing (the tests that need it skip).
 set -euo pipefail
@@ -14,6 +16,10 @@ declare -A want=(
   [losetup]=util-linux
   [nft]=nftables
   [curl]=curl
+  [containerd]=containerd
+  [runc]=runc
+  [iptables]=iptables
+  [conntrack]=conntrack
 )
 
 missing=()
@@ -22,6 +28,7 @@ for bin in "${!want[@]}"; do
     missing+=("${want[$bin]}")
   fi
 done
+[ -x /usr/lib/cni/bridge ] || missing+=(containernetworking-plugins)
 [ ${#missing[@]} -eq 0 ] && exit 0
 
 mapfile -t pkgs < <(printf '%s\n' "${missing[@]}" | sort -u)
