@@ -42,6 +42,10 @@ type UnitStatus struct {
 	ExitCode int `json:"exitCode,omitempty"`
 	// Since is when the unit entered State.
 	Since time.Time `json:"since,omitzero"`
+	// LastExit is when the process last ended (zero when it has not, or the
+	// runtime does not know); unlike Since it survives a restart, so a
+	// watcher can tell when a unit that is running again had crashed.
+	LastExit time.Time `json:"lastExit,omitzero"`
 	// InputHash the unit currently runs with.
 	InputHash string `json:"inputHash,omitempty"`
 	// Oneshot is true for run-to-completion units.

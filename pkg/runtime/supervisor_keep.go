@@ -121,7 +121,8 @@ func (s *Supervisor) backoffWait(p *proc, backoff *time.Duration, restart bool) 
 func (s *Supervisor) setExited(p *proc, code int, msg string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	p.status.PID, p.status.ExitCode, p.status.Message, p.status.Since = 0, code, msg, time.Now()
+	now := time.Now()
+	p.status.PID, p.status.ExitCode, p.status.Message, p.status.Since, p.status.LastExit = 0, code, msg, now, now
 	p.startTicks = 0
 	p.status.State = StateFailed
 	if code == 0 {

@@ -116,6 +116,9 @@ func TestSupervisorRestartPolicies(t *testing.T) {
 				st, _ := s.Status(ctx, u.Name)
 				return st.State == StateFailed && st.ExitCode == 3
 			})
+			if st, _ := s.Status(ctx, u.Name); st.LastExit.IsZero() {
+				t.Fatal("a crashed unit has no LastExit")
+			}
 			if changed, _ := s.Ensure(ctx, u); changed {
 				t.Fatal("ensure restarted a finished restart=no unit with the same hash")
 			}
