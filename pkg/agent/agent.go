@@ -47,6 +47,7 @@ type Agent struct {
 	FsyncInterval     time.Duration // the fsync probe reruns after [1h]
 	PollWait          time.Duration // blocking query wait [5m]
 	RetryInterval     time.Duration // re-apply while items are pending [2s]
+	WatchInterval     time.Duration // units are checked for crashes between applies every [1s]
 	BackoffMax        time.Duration // cap of the retry backoff [30s]
 }
 
@@ -80,11 +81,13 @@ func (a *Agent) Run(ctx context.Context) error {
 	}); err != nil {
 		return ignoreCancel(ctx, err)
 	}
+	rep := &reporter{nodeID: a.NodeID, log: a.log(), sent: map[string][]byte{}}
 	var wg sync.WaitGroup
-	wg.Add(2)
+	wg.Add(3)
 	go func() { defer wg.Done(); a.heartbeats(ctx, ctl) }()
 	go func() { defer wg.Done(); a.reportFacts(ctx, ctl) }()
-	a.applyLoop(ctx, ctl)
+	go func() { defer wg.Done(); a.watchUnits(ctx, ctl, rep) }()
+	a.applyLoop(ctx, ctl, rep)
 	wg.Wait()
 	return nil
 }
@@ -209,11 +212,10 @@ func (a *Agent) reportFacts(ctx context.Context, ctl Controller) {
 }
 
 // applyLoop long-polls the NodeStates, applies them and reports what changed.
-func (a *Agent) applyLoop(ctx context.Context, ctl Controller) {
+func (a *Agent) applyLoop(ctx context.Context, ctl Controller, rep *reporter) {
 	var (
 		index   uint64
 		pending bool
-		sent    = map[string][]byte{}
 		backoff = a.firstBackoff()
 	)
 	for ctx.Err() == nil {
@@ -243,19 +245,58 @@ func (a *Agent) applyLoop(ctx context.Context, ctl Controller) {
 			a.log().Error("apply", "err", err)
 		}
 		pending = Pending(reports) || err != nil
-		for _, r := range reports {
-			data, _ := json.Marshal(r)
-			if string(sent[r.Cluster]) == string(data) {
-				continue
-			}
-			if _, err := ctl.PutReport(ctx, a.NodeID, r); err != nil {
-				if ctx.Err() == nil {
-					a.log().Warn("report failed", "cluster", r.Cluster, "err", err)
-				}
-				pending = true
-				continue
-			}
-			sent[r.Cluster] = data
+		if !rep.sendLive(ctx, ctl, a.Applier) {
+			pending = true
 		}
 	}
+}
+
+// watchUnits sends a fresh report whenever the live state of the units
+// (Applier.Live) changed since the last report: a unit that crashed between
+// applies shows up as failed within about WatchInterval, and as ok again
+// once it has settled. Unchanged reports are not sent.
+func (a *Agent) watchUnits(ctx context.Context, ctl Controller, rep *reporter) {
+	t := time.NewTicker(orDefault(a.WatchInterval, time.Second))
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		rep.sendLive(ctx, ctl, a.Applier)
+	}
+}
+
+// reporter sends NodeReports that differ from the last one sent for their
+// cluster. The apply loop and the unit watcher share it: computing the live
+// reports and sending them happen under one lock, so a report built from an
+// older apply is never sent after one built from a newer apply.
+type reporter struct {
+	nodeID string
+	log    *slog.Logger
+	mu     sync.Mutex
+	sent   map[string][]byte
+}
+
+// sendLive sends the applier's live reports that changed; false when one failed.
+func (r *reporter) sendLive(ctx context.Context, ctl Controller, ap *Applier) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	ok := true
+	for _, rp := range ap.Live(ctx) {
+		data, _ := json.Marshal(rp)
+		if string(r.sent[rp.Cluster]) == string(data) {
+			continue
+		}
+		if _, err := ctl.PutReport(ctx, r.nodeID, rp); err != nil {
+			if ctx.Err() == nil {
+				r.log.Warn("report failed", "cluster", rp.Cluster, "err", err)
+			}
+			ok = false
+			continue
+		}
+		r.sent[rp.Cluster] = data
+	}
+	return ok
 }

@@ -63,6 +63,7 @@ type Applier struct {
 	mu       sync.Mutex
 	state    *State
 	rendered map[string]api.Unit // units of every NodeState being applied, by name
+	live     liveState
 }
 
 func (a *Applier) log() *slog.Logger {
@@ -129,6 +130,7 @@ func (a *Applier) Apply(ctx context.Context, states []api.NodeState) ([]api.Node
 		}
 	}
 	errs = append(errs, a.state.save(a.Root), ctx.Err())
+	a.setBase(ctx, reports)
 	return reports, errors.Join(errs...)
 }
 
@@ -156,6 +158,10 @@ func (a *Applier) applyOne(ctx context.Context, ns *api.NodeState) (api.NodeRepo
 	rep.Items = append(rep.Items, a.applyFiles(ns, cs, paths)...)
 	if err := a.state.save(a.Root); err != nil {
 		return rep, err
+	}
+	if err := a.ensureRunDir(); err != nil {
+		rep.Items = append(rep.Items, pendingAll(ns, err.Error())...)
+		return rep, nil
 	}
 	rep.Items = append(rep.Items, a.applyUnits(ctx, ns, cs)...)
 	if err := a.state.save(a.Root); err != nil {

@@ -51,3 +51,21 @@ func removeFile(path string) error {
 	}
 	return nil
 }
+
+// RunDir is the runtime directory the agent creates under the root before
+// it ensures any unit: units keep pid files there (keepalived's
+// --pid/--vrrp_pid), and on a real host it is on a tmpfs that a reboot
+// empties, so it is made again on every apply.
+const RunDir = "/run/kcore"
+
+// ensureRunDir creates RunDir under the root (path-checked like any file).
+func (a *Applier) ensureRunDir() error {
+	p, err := Resolve(a.Root, RunDir)
+	if err != nil {
+		return fmt.Errorf("create runtime directory: %w", err)
+	}
+	if err := os.MkdirAll(p, 0o755); err != nil {
+		return fmt.Errorf("create runtime directory: %w", err)
+	}
+	return nil
+}

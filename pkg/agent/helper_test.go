@@ -28,8 +28,23 @@ func TestMain(m *testing.M) {
 		os.Exit(0)
 	case "oneshot":
 		os.Exit(0)
+	case "flaky":
+		os.Exit(flaky(os.Getenv("KCORE_TEST_CRASHFILE")))
 	}
 	os.Exit(2)
+}
+
+// flaky serves until crashFile appears, then removes it and exits 1: the
+// supervisor restarts it and the new process serves on.
+func flaky(crashFile string) int {
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for range tick.C {
+		if os.Remove(crashFile) == nil {
+			return 1
+		}
+	}
+	return 0
 }
 
 func waitFor(t *testing.T, what string, cond func() bool) {
