@@ -17,6 +17,7 @@ const (
 	DefaultRetryInterval    = 2 * time.Second
 	DefaultHeartbeatTimeout = 90 * time.Second
 	DefaultDeleteGrace      = 10 * time.Minute
+	DefaultDrainTimeout     = 60 * time.Second
 )
 
 // Raft is what the orchestrator needs of a replica: the replicated store and
@@ -53,6 +54,9 @@ type Config struct {
 	// reports the teardown nor heartbeats before it gives up on that node
 	// (default 10m).
 	DeleteGrace time.Duration
+	// DrainTimeout is how long a node leaving the cluster is drained
+	// before its teardown starts anyway (default 60s).
+	DrainTimeout time.Duration
 	// RenderOptions are passed to render.Render.
 	RenderOptions render.Options
 	// LastSeen returns when a node last heartbeated (server.Server.LastSeen);
@@ -64,6 +68,9 @@ type Config struct {
 	Checker Checker
 	// Etcd changes etcd membership on scale; nil means an HTTPEtcd.
 	Etcd EtcdMembership
+	// Kube dials a cluster's Kubernetes API (finalize, drain, node
+	// removal); nil means DialKube.
+	Kube KubeDialer
 }
 
 func (c Config) withDefaults() (Config, error) {
@@ -87,6 +94,12 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.DeleteGrace <= 0 {
 		c.DeleteGrace = DefaultDeleteGrace
+	}
+	if c.DrainTimeout <= 0 {
+		c.DrainTimeout = DefaultDrainTimeout
+	}
+	if c.Kube == nil {
+		c.Kube = DialKube
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)

@@ -100,7 +100,7 @@ func (o *Orchestrator) reconcileDelete(ctx context.Context, obj store.Object, c 
 			Type: CondNodesApplied, Status: StatusFalse, Reason: "TearingDown",
 			Message: "waiting for " + strings.Join(waiting, ", ") + " to stop every unit",
 		}, now)
-		return true, o.commit(ctx, c, obj, status, ops, now)
+		return true, o.commit(ctx, c, obj, status, ops, false, now)
 	}
 	// Every node is done: the deletes of this pass already cover states
 	// and reports; add the other reports, the secrets and the cluster.

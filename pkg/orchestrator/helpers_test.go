@@ -88,7 +88,7 @@ func newEnv(t *testing.T, replicas int) *env {
 		t.Fatal(err)
 	}
 	e := &env{t: t, rc: harness.New(t, harness.Options{Replicas: replicas}), keyring: testKeyring(t), apiLn: ln}
-	e.health = &fakeHealth{t: t, etcd: map[string]string{}, gw: newFakeGateway()}
+	e.health = &fakeHealth{t: t, etcd: map[string]string{}, gw: newFakeGateway(), kube: newFakeKube()}
 	e.cfg = Config{
 		Keyring:        e.keyring,
 		HealthInterval: time.Hour,
@@ -142,7 +142,8 @@ func (e *env) putCluster(c *api.KubernetesCluster, phase string) {
 }
 
 // registerNodes stores a Node object for every member, as agents do when
-// they report their facts.
+// they report their facts, and registers it with the fake Kubernetes API
+// as its kubelet would.
 func (e *env) registerNodes(c *api.KubernetesCluster) {
 	e.t.Helper()
 	for _, m := range c.Spec.Members() {
@@ -152,6 +153,7 @@ func (e *env) registerNodes(c *api.KubernetesCluster) {
 			e.t.Fatal(err)
 		}
 		e.apply(store.Op{Put: &store.Put{Kind: api.KindNode, Name: m.NodeID, Data: data}})
+		e.health.kube.addNode(m.NodeID)
 	}
 }
 
@@ -292,7 +294,8 @@ func (e *env) secretsOf(cluster string) *pki.ClusterSecrets {
 	return s
 }
 
-// fakeHealth serves /readyz on the VIP and /health on every control plane
+// fakeHealth serves /readyz (and the fake Kubernetes API) on the VIP and
+// /health on every control plane
 // over real TLS with certificates of the cluster PKI, standing in for
 // kube-apiserver and etcd (the lab runs the real ones).
 type fakeHealth struct {
@@ -302,6 +305,7 @@ type fakeHealth struct {
 	apiFail atomic.Bool
 	etcdBad atomic.Int32
 	gw      *fakeGateway
+	kube    *fakeKube
 }
 
 func (f *fakeHealth) etcdURL(address string) string {
@@ -318,6 +322,10 @@ func (f *fakeHealth) start(c *api.KubernetesCluster, s *pki.ClusterSecrets, apiL
 	f.t.Helper()
 	first := s.ControlPlanes[c.Spec.ControlPlaneNodes[0].NodeID]
 	serve(f.t, apiLn, first.APIServer, s.CA.CertPEM, func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasPrefix(r.URL.Path, "/api/") {
+			f.kube.ServeHTTP(w, r)
+			return
+		}
 		if r.URL.Path != "/readyz" || f.apiFail.Load() {
 			http.Error(w, "[-]etcd failed", http.StatusInternalServerError)
 			return

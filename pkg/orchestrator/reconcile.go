@@ -51,8 +51,10 @@ func (o *Orchestrator) reconcile(ctx context.Context, name string, checkHealth b
 		status.Conditions = setCondition(status.Conditions, api.Condition{
 			Type: CondNodesApplied, Status: StatusFalse, Reason: "RenderFailed", Message: err.Error(),
 		}, now)
-		return false, o.commit(ctx, &c, obj, status, ops, now)
+		return false, o.commit(ctx, &c, obj, status, ops, false, now)
 	}
+	kube := &kubeConn{dial: o.cfg.Kube, c: &c, s: sec}
+	defer kube.close()
 
 	// Etcd membership comes first on scale: a control plane leaves etcd
 	// before its units stop, and joins as a learner before etcd starts.
@@ -91,7 +93,9 @@ func (o *Orchestrator) reconcile(ctx context.Context, name string, checkHealth b
 		published = true
 		o.log.Info("publish node state", "cluster", name, "node", id, "generation", want.Generation)
 	}
-	leaving, leftOps, err := o.removeLeavers(&c, states, reports, now)
+	var leftOps []store.Op
+	leaving := false
+	status.Conditions, leaving, leftOps, err = o.removeLeavers(ctx, kube, &c, states, reports, status.Conditions, now)
 	if err != nil {
 		return false, err
 	}
@@ -127,19 +131,24 @@ func (o *Orchestrator) reconcile(ctx context.Context, name string, checkHealth b
 			status.Conditions = dropCondition(status.Conditions, CondEtcdMembership)
 		}
 	}
+	finalizing := false
+	if isTrue(status.Conditions, CondBootstrapped) && isTrue(status.Conditions, CondAPIReady) {
+		status.Conditions, finalizing = o.finalize(ctx, kube, &c, status.Conditions, now)
+	}
 	if status.Phase != c.Status.Phase {
 		o.log.Info("cluster phase", "cluster", name, "from", c.Status.Phase, "to", status.Phase)
 	}
 	// Waiting on health, etcd or a leaving node needs a timed retry;
 	// waiting on agents does not: their reports wake the loop.
-	again := (transitional(status.Phase) && ob.allApplied) || leaving || mem.pending
-	return again, o.commit(ctx, &c, obj, status, ops, now)
+	again := (transitional(status.Phase) && ob.allApplied) || leaving || mem.pending || finalizing
+	return again, o.commit(ctx, &c, obj, status, ops, checkHealth, now)
 }
 
 // commit writes ops and, when it changed, the cluster's status in one CAS
-// batch; nothing at all when neither changed.
-func (o *Orchestrator) commit(ctx context.Context, c *api.KubernetesCluster, obj store.Object, status api.ClusterStatus, ops []store.Op, now time.Time) error {
-	if !sameStatus(status, c.Status) {
+// batch; nothing at all when neither changed. With healthPass a new
+// status.lastHealthCheck alone is a change.
+func (o *Orchestrator) commit(ctx context.Context, c *api.KubernetesCluster, obj store.Object, status api.ClusterStatus, ops []store.Op, healthPass bool, now time.Time) error {
+	if !sameStatus(status, c.Status, healthPass) {
 		nc := *c
 		nc.Status = status
 		data, err := json.Marshal(&nc)
@@ -170,13 +179,19 @@ func (o *Orchestrator) apply(ctx context.Context, ops []store.Op, now time.Time)
 }
 
 // removeLeavers tears down the NodeStates of nodes that left the cluster:
-// an empty state first (the agent stops units and removes files), then,
-// once the node reported it or is gone, the state and report are deleted.
-// leaving is true while any is in progress.
-func (o *Orchestrator) removeLeavers(c *api.KubernetesCluster, states map[string]*storedState, reports map[string]*reportObj, now time.Time) (bool, []store.Op, error) {
+// the node is cordoned and drained first (drainStep), then given an empty
+// state (the agent stops units and removes files), then, once the node
+// reported it or is gone, its Node object is deleted from the Kubernetes API
+// and its state and report from the store. leaving is true while any is in
+// progress. conds come back with the drain conditions updated (and those of
+// nodes that are members again dropped).
+func (o *Orchestrator) removeLeavers(ctx context.Context, kube *kubeConn, c *api.KubernetesCluster, states map[string]*storedState, reports map[string]*reportObj, conds []api.Condition, now time.Time) ([]api.Condition, bool, []store.Op, error) {
 	members := map[string]bool{}
 	for _, m := range c.Spec.Members() {
 		members[m.NodeID] = true
+		if findCondition(conds, CondDrainedPrefix+m.NodeID) != nil {
+			conds = dropCondition(conds, CondDrainedPrefix+m.NodeID)
+		}
 	}
 	ids := make([]string, 0, len(states))
 	for id := range states {
@@ -186,14 +201,28 @@ func (o *Orchestrator) removeLeavers(c *api.KubernetesCluster, states map[string
 	}
 	sort.Strings(ids)
 	var ops []store.Op
+	name := c.Metadata.Name
 	for _, id := range ids {
-		op, _, err := o.teardownStep(c.Metadata.Name, id, states[id], reports[id], false, now)
+		st := states[id]
+		if !st.empty() {
+			var drained bool
+			if conds, drained = o.drainStep(ctx, kube, name, id, conds, now); !drained {
+				continue
+			}
+		}
+		op, done, err := o.teardownStep(name, id, st, reports[id], false, now)
 		if err != nil {
-			return false, nil, err
+			return nil, false, nil, err
+		}
+		if done {
+			if err := o.deleteKubeNode(ctx, kube, name, id, st, now); err != nil {
+				o.log.Warn("delete kubernetes node; retrying", "cluster", name, "node", id, "err", err)
+				continue
+			}
 		}
 		ops = append(ops, op...)
 	}
-	return len(ids) > 0, ops, nil
+	return conds, len(ids) > 0, ops, nil
 }
 
 // etcdExists reports whether new control planes must join a running etcd:

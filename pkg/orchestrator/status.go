@@ -224,9 +224,12 @@ func nextPhase(cur string, conds []api.Condition, ob observation, published, etc
 }
 
 // sameStatus reports whether two statuses are equal, ignoring
-// LastHealthCheck (written only together with another change).
-func sameStatus(a, b api.ClusterStatus) bool {
-	a.LastHealthCheck, b.LastHealthCheck = "", ""
+// LastHealthCheck unless withHealth (a health pass writes its time; other
+// passes write it only together with another change).
+func sameStatus(a, b api.ClusterStatus, withHealth bool) bool {
+	if !withHealth {
+		a.LastHealthCheck, b.LastHealthCheck = "", ""
+	}
 	if len(a.Conditions) == 0 {
 		a.Conditions = nil
 	}
