@@ -24,7 +24,7 @@ func (r *renderer) addons(b *builder) error {
 	}
 	b.file(RBACPath, modeConfig, rbac, false)
 	b.file(CoreDNSPath, modeConfig, dns, false)
-	b.task(api.Task{Name: TaskAddons, Argv: kubectlApply(RBACPath, CoreDNSPath), After: []string{UnitAPIServer}},
+	b.task(api.Task{Name: TaskAddons, Argv: r.kubectlApply(RBACPath, CoreDNSPath), After: []string{UnitAPIServer}},
 		RBACPath, CoreDNSPath, AdminKubeconfigPath)
 	return nil
 }

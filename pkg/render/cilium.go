@@ -10,9 +10,13 @@ import (
 	"kcore.dev/kcore/pkg/pki"
 )
 
-// kubectlApply is the argv that applies manifests with the admin kubeconfig.
-func kubectlApply(paths ...string) []string {
-	argv := []string{"kubectl", "--kubeconfig=" + AdminKubeconfigPath, "apply"}
+// kubectlApply is the argv that applies manifests with the admin
+// kubeconfig's credentials against the local API server (its certificate
+// has 127.0.0.1 among its SANs), not the endpoint admin.conf names: the
+// tasks run on a control plane right after its own kube-apiserver is ready,
+// when the VIP may not be up yet.
+func (r *renderer) kubectlApply(paths ...string) []string {
+	argv := []string{"kubectl", "--kubeconfig=" + AdminKubeconfigPath, "--server=" + r.localAPIURL(), "apply"}
 	for _, p := range paths {
 		argv = append(argv, "-f", p)
 	}
@@ -105,7 +109,7 @@ func (r *renderer) ciliumInstall(b *builder) error {
 		return fmt.Errorf("render cilium l2: %w", err)
 	}
 	b.file(CiliumL2Path, modeConfig, l2, false)
-	b.task(api.Task{Name: TaskCiliumL2, Argv: kubectlApply(CiliumL2Path), After: []string{UnitCilium}},
+	b.task(api.Task{Name: TaskCiliumL2, Argv: r.kubectlApply(CiliumL2Path), After: []string{UnitCilium, UnitAPIServer}},
 		CiliumL2Path, AdminKubeconfigPath)
 	return nil
 }

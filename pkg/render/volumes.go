@@ -113,7 +113,7 @@ func (r *renderer) provisioner(b *builder) error {
 		return fmt.Errorf("render provisioner: %w", err)
 	}
 	b.file(ProvisionerPath, modeConfig, yaml, false)
-	b.task(api.Task{Name: TaskProvisioner, Argv: kubectlApply(ProvisionerPath), After: []string{UnitAPIServer}},
+	b.task(api.Task{Name: TaskProvisioner, Argv: r.kubectlApply(ProvisionerPath), After: []string{UnitAPIServer}},
 		ProvisionerPath, AdminKubeconfigPath)
 	return nil
 }
