@@ -205,9 +205,7 @@ EOF
 
 node_up() {
   local n=$1 r=$LAB/$1 tok
-  # /run/kcore holds keepalived's pid files and nothing rendered creates it
-  # (keepalived refuses to start without it), so the lab does.
-  mkdir -p "$r/run/kcore" "$r/etc/containerd" "$r/run/containerd" "$r/var/lib/containerd" "$r/etc/cni/net.d" "$r/opt/containerd"
+  mkdir -p "$r/etc/containerd" "$r/run/containerd" "$r/var/lib/containerd" "$r/etc/cni/net.d" "$r/opt/containerd"
   containerd_config "$r" >"$r/etc/containerd/config.toml"
   in_ns "$n" setsid containerd --config "$r/etc/containerd/config.toml" \
     >"$LAB/log/containerd-$n.log" 2>&1 </dev/null &
