@@ -33,8 +33,9 @@ type unitWatch struct {
 
 // setBase records an Apply's reports as the base Live works from. Services
 // reported ok are watched from their current restart count and PID; a
-// service already seen down keeps its watch (same input hash) so a re-apply
-// does not hide a crash before the unit has settled.
+// service already seen down keeps its watch (same input hash), whatever the
+// re-apply said, so a re-apply does not hide a crash before the unit has
+// settled.
 func (a *Applier) setBase(ctx context.Context, reports []api.NodeReport) {
 	a.live.mu.Lock()
 	defer a.live.mu.Unlock()
@@ -48,11 +49,14 @@ func (a *Applier) setBase(ctx context.Context, reports []api.NodeReport) {
 	for _, r := range reports {
 		for _, it := range r.Items {
 			u, ok := a.live.units[it.Name]
-			if it.Kind != KindUnit || it.State != api.ItemOK || !ok || u.Oneshot {
+			if it.Kind != KindUnit || !ok || u.Oneshot {
 				continue
 			}
 			if w := old[it.Name]; w != nil && w.down && w.hash == u.InputHash {
 				a.live.watch[it.Name] = w
+				continue
+			}
+			if it.State != api.ItemOK {
 				continue
 			}
 			st, err := a.Runtime.Status(ctx, it.Name)

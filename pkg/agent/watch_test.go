@@ -123,3 +123,39 @@ func TestApplyCreatesRunDir(t *testing.T) {
 		t.Fatalf("%s under the root: %v %v", RunDir, st, err)
 	}
 }
+
+// A re-apply while a crashed unit has not settled yet does not hide the crash.
+func TestLiveKeepsACrashAcrossReapply(t *testing.T) {
+	root := t.TempDir()
+	crashFile := filepath.Join(t.TempDir(), "crash")
+	sup := newSupervisor(t, root)
+	stopAll(t, sup)
+	a := &Applier{Root: root, Runtime: sup, Runner: execrun.NewRecorder(), UnitSettle: time.Hour}
+	u := helperUnit("kcore-svc", "flaky", "h1")
+	u.Env["KCORE_TEST_CRASHFILE"] = crashFile
+	ns := api.NodeState{Cluster: "lab", NodeID: "node-105", Generation: 3, Units: []api.Unit{u}}
+	ctx := context.Background()
+	applyUntilSettled(t, a, ns)
+	liveItem := func() api.ItemStatus { return unitItem(a.Live(ctx)[0], u.Name) }
+	if it := liveItem(); it.State != api.ItemOK {
+		t.Fatalf("live before the crash: %+v", it)
+	}
+	if err := os.WriteFile(crashFile, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the crash seen", func() bool { return liveItem().State == api.ItemFailed })
+	waitFor(t, "the unit restarted", func() bool {
+		st, err := sup.Status(ctx, u.Name)
+		return err == nil && st.State == runtime.StateRunning && st.Restarts == 1
+	})
+	reps, err := a.Apply(ctx, []api.NodeState{ns})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if it := unitItem(reps[0], u.Name); it.State != api.ItemOK {
+		t.Fatalf("re-apply of a running unit: %+v", it)
+	}
+	if it := liveItem(); it.State != api.ItemFailed || !strings.Contains(it.Message, "restarting (restart 1)") {
+		t.Fatalf("live after the re-apply: %+v, want the crash until the unit settles", it)
+	}
+}
