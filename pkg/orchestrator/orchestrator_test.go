@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -64,15 +65,28 @@ func TestCreatePublishesSealedStatesAndReachesReady(t *testing.T) {
 		t.Errorf("status nodes = %+v", got.Status.Nodes)
 	}
 
-	// A failed item degrades the cluster and the condition names it.
-	e.report(states["node-14"], "unit "+render.UnitKubelet)
-	got = e.waitPhase("lab", api.PhaseDegraded)
-	cond := findCondition(got.Status.Conditions, CondNodesApplied)
-	if cond == nil || cond.Status != StatusFalse || !strings.Contains(cond.Message, "node-14") || !strings.Contains(cond.Message, render.UnitKubelet) {
-		t.Errorf("NodesApplied = %+v, want False naming node-14 and %s", cond, render.UnitKubelet)
+	// Once ready, the control planes are labeled and tainted through the
+	// Kubernetes API; the worker is left alone.
+	e.waitFinalized(ReasonTainted)
+	worker, _ := e.health.kube.node("node-14")
+	if _, labeled := worker.Metadata.Labels[LabelControlPlane]; labeled || len(worker.Spec.Taints) > 0 {
+		t.Errorf("worker node-14 labeled or tainted: %+v", worker)
 	}
-	e.report(states["node-14"])
-	e.waitPhase("lab", api.PhaseReady)
+
+	// A failed item degrades the cluster and the condition names node and
+	// item, also when an agent reports a crashed unit between applies (a
+	// fresh report of the same generation); the next all-ok report makes
+	// it ready again.
+	for _, f := range []struct{ node, unit string }{{"node-14", render.UnitKubelet}, {"node-11", render.UnitAPIServer}} {
+		e.report(states[f.node], "unit "+f.unit)
+		got = e.waitPhase("lab", api.PhaseDegraded)
+		cond := findCondition(got.Status.Conditions, CondNodesApplied)
+		if cond == nil || cond.Status != StatusFalse || !strings.Contains(cond.Message, f.node) || !strings.Contains(cond.Message, f.unit) {
+			t.Errorf("NodesApplied = %+v, want False naming %s and %s", cond, f.node, f.unit)
+		}
+		e.report(states[f.node])
+		e.waitPhase("lab", api.PhaseReady)
+	}
 
 	tests := []struct {
 		name    string
@@ -103,6 +117,45 @@ func TestCreatePublishesSealedStatesAndReachesReady(t *testing.T) {
 				t.Errorf("%s not True after recovery: %+v", tc.cond, got.Status.Conditions)
 			}
 		})
+	}
+
+	// Re-applying with scheduleOnControlPlane removes the taint.
+	c.Spec.ScheduleOnControlPlane = true
+	e.putCluster(c, api.PhaseUpdating)
+	if err := harness.Poll(waitFor, func() error {
+		if ns := e.states("lab")["node-11"]; ns.Generation < 2 {
+			return fmt.Errorf("node-11 at generation %d", ns.Generation)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	e.reportAll("lab")
+	e.waitPhase("lab", api.PhaseReady)
+	e.waitFinalized(ReasonSchedulable)
+}
+
+// waitFinalized waits until every control plane of the fake Kubernetes
+// API is labeled and tainted as reason says, and its condition says so.
+func (e *env) waitFinalized(reason string) {
+	e.t.Helper()
+	if err := harness.Poll(waitFor, func() error {
+		c, _ := e.cluster("lab")
+		for _, id := range []string{"node-11", "node-12", "node-13"} {
+			n, _ := e.health.kube.node(id)
+			if _, ok := n.Metadata.Labels[LabelControlPlane]; !ok {
+				return fmt.Errorf("%s not labeled", id)
+			}
+			if tainted := slices.Contains(n.Spec.Taints, controlPlaneTaint()); tainted != (reason == ReasonTainted) {
+				return fmt.Errorf("%s taints %+v, want %s", id, n.Spec.Taints, reason)
+			}
+			if cond := findCondition(c.Status.Conditions, CondFinalizedPrefix+id); cond == nil || cond.Reason != reason {
+				return fmt.Errorf("%s condition %+v, want %s", id, cond, reason)
+			}
+		}
+		return nil
+	}); err != nil {
+		e.t.Fatal(err)
 	}
 }
 
@@ -163,18 +216,40 @@ func TestUnchangedPassWritesNothing(t *testing.T) {
 		t.Fatalf("a pass on a ready cluster wrote: index %d -> %d", idx, st.LastIndex())
 	}
 
+	// A later health pass writes its time and nothing else; a pass the
+	// store woke (no health check) still writes nothing.
+	before, _ := e.cluster("lab")
+	clock = clock.Add(DefaultHealthInterval)
+	e.reconcileOnce(o, true)
+	if st.LastIndex() != idx+1 {
+		t.Fatalf("a health pass wrote index %d -> %d, want one write", idx, st.LastIndex())
+	}
+	after, _ := e.cluster("lab")
+	if want := clock.Format(time.RFC3339); after.Status.LastHealthCheck != want {
+		t.Errorf("lastHealthCheck %s, want %s", after.Status.LastHealthCheck, want)
+	}
+	if !sameStatus(before.Status, after.Status, false) {
+		t.Errorf("a health pass changed more than lastHealthCheck:\n%+v\n%+v", before.Status, after.Status)
+	}
+	idx = st.LastIndex()
+	clock = clock.Add(time.Second)
+	e.reconcileOnce(o, false)
+	if st.LastIndex() != idx {
+		t.Fatalf("a pass without health check wrote: index %d -> %d", idx, st.LastIndex())
+	}
+
 	// Re-applying the same manifest (the server marks it updating) bumps
 	// no generation and rewrites no NodeState.
-	before := st.List(api.KindNodeState)
+	statesBefore := st.List(api.KindNodeState)
 	e.putCluster(c, api.PhaseUpdating)
 	e.reconcileOnce(o, false)
 	if got, _ := e.cluster("lab"); got.Status.Phase != api.PhaseReady {
 		t.Fatalf("re-apply: phase %q, want ready", got.Status.Phase)
 	}
-	after := st.List(api.KindNodeState)
-	for i := range before {
-		if before[i].ModifyIndex != after[i].ModifyIndex {
-			t.Errorf("re-apply rewrote %s", before[i].Name)
+	statesAfter := st.List(api.KindNodeState)
+	for i := range statesBefore {
+		if statesBefore[i].ModifyIndex != statesAfter[i].ModifyIndex {
+			t.Errorf("re-apply rewrote %s", statesBefore[i].Name)
 		}
 	}
 }
@@ -285,6 +360,7 @@ func TestDeleteTearsDownThenRemovesEverything(t *testing.T) {
 	e.reportAll("lab")
 	e.waitPhase("lab", api.PhaseReady)
 
+	e.health.kube.takeCalls()
 	e.putCluster(c, api.PhaseDeleting)
 	var empty map[string]api.NodeState
 	if err := harness.Poll(waitFor, func() error {
@@ -314,5 +390,9 @@ func TestDeleteTearsDownThenRemovesEverything(t *testing.T) {
 		return nil
 	}); err != nil {
 		t.Fatal(err)
+	}
+	// The whole API goes away: no node is drained or deleted through it.
+	if calls := e.health.kube.takeCalls(); len(calls) > 0 {
+		t.Errorf("a cluster delete called the Kubernetes API: %q", calls)
 	}
 }

@@ -94,7 +94,7 @@ func (o *Orchestrator) reconcile(ctx context.Context, name string, checkHealth b
 		o.log.Info("publish node state", "cluster", name, "node", id, "generation", want.Generation)
 	}
 	var leftOps []store.Op
-	leaving := false
+	var leaving bool
 	status.Conditions, leaving, leftOps, err = o.removeLeavers(ctx, kube, &c, states, reports, status.Conditions, now)
 	if err != nil {
 		return false, err
@@ -122,7 +122,7 @@ func (o *Orchestrator) reconcile(ctx context.Context, name string, checkHealth b
 			}, now)
 		}
 	}
-	status.Phase = nextPhase(status.Phase, status.Conditions, ob, published || leaving, mem.pending)
+	status.Phase = nextPhase(status.Phase, status.Conditions, ob, published || leaving, mem.pending || leaving)
 	if status.Phase == api.PhaseReady {
 		status.Conditions = setCondition(status.Conditions, api.Condition{
 			Type: CondBootstrapped, Status: StatusTrue, Reason: "Ready", Message: "the cluster was ready once",

@@ -122,8 +122,12 @@ func TestScaleChangesEtcdMembershipFirst(t *testing.T) {
 		t.Errorf("calls = %q, want the learner promoted", got)
 	}
 
-	// Scale in by one control plane: etcd member removed first, then the
-	// node's units are torn down and its state deleted.
+	// Scale in by one control plane: etcd member removed first, the node
+	// cordoned and drained, then its units are torn down, its state deleted
+	// and its Node object deleted from the Kubernetes API.
+	e.health.kube.addPod("node-13", &fakePod{namespace: "default", name: "web", owner: "ReplicaSet"})
+	e.health.kube.addPod("node-13", &fakePod{namespace: "kube-system", name: "proxy", owner: "DaemonSet"})
+	e.health.kube.takeCalls()
 	smaller := labCluster(t, "lab", e.apiPort())
 	smaller.Spec.ControlPlaneNodes = append(smaller.Spec.ControlPlaneNodes[:2], api.ClusterNode{NodeID: "node-15", AdvertiseAddress: "127.0.0.15", Iface: "lo"})
 	e.putCluster(smaller, api.PhaseScaling)
@@ -140,14 +144,36 @@ func TestScaleChangesEtcdMembershipFirst(t *testing.T) {
 	if got := e.health.gw.log(); !slices.Contains(got, "remove node-13") {
 		t.Errorf("calls = %q, want node-13 removed from etcd", got)
 	}
+	torn, _ := e.cluster("lab")
+	if torn.Status.Phase != api.PhaseScaling {
+		t.Errorf("phase %q while node-13 tears down, want scaling", torn.Status.Phase)
+	}
+	if cond := findCondition(torn.Status.Conditions, CondDrainedPrefix+"node-13"); cond == nil || cond.Reason != ReasonDrained {
+		t.Errorf("node-13 torn down with drain condition %+v, want %s", cond, ReasonDrained)
+	}
+	if n, _ := e.health.kube.node("node-13"); !n.Spec.Unschedulable {
+		t.Error("node-13 not cordoned")
+	}
 	e.reportAll("lab")
 	if err := harness.Poll(waitFor, func() error {
 		if _, ok := e.states("lab")["node-13"]; ok {
 			return fmt.Errorf("node-13's state is still stored")
 		}
+		if _, ok := e.health.kube.node("node-13"); ok {
+			return fmt.Errorf("node-13 still registered with the Kubernetes API")
+		}
 		return nil
 	}); err != nil {
 		t.Fatal(err)
+	}
+	calls := e.health.kube.takeCalls()
+	for _, want := range []string{"POST /api/v1/namespaces/default/pods/web/eviction", "DELETE /api/v1/nodes/node-13"} {
+		if !slices.Contains(calls, want) {
+			t.Errorf("kubernetes calls %q lack %q", calls, want)
+		}
+	}
+	if slices.Contains(calls, "POST /api/v1/namespaces/kube-system/pods/proxy/eviction") {
+		t.Error("the DaemonSet pod was evicted")
 	}
 	e.reportAll("lab")
 	e.waitPhase("lab", api.PhaseReady)

@@ -191,8 +191,9 @@ func transitional(phase string) bool {
 }
 
 // nextPhase decides the phase from the current one, what was published and
-// what the conditions say.
-func nextPhase(cur string, conds []api.Condition, ob observation, published, etcdPending bool) string {
+// what the conditions say; waiting (an etcd membership step or a node still
+// leaving) keeps a transitional phase.
+func nextPhase(cur string, conds []api.Condition, ob observation, published, waiting bool) string {
 	phase := cur
 	if phase == "" {
 		phase = api.PhaseBootstrapping
@@ -211,7 +212,7 @@ func nextPhase(cur string, conds []api.Condition, ob observation, published, etc
 	case len(ob.failed) > 0:
 		return api.PhaseDegraded
 	case transitional(phase):
-		if ob.allApplied && healthy && !etcdPending {
+		if ob.allApplied && healthy && !waiting {
 			return api.PhaseReady
 		}
 		return phase
