@@ -65,6 +65,9 @@ type Config struct {
 	// HealthChecker replaces the orchestrator's HTTPS health checks; nil
 	// means the real ones.
 	HealthChecker orchestrator.Checker
+	// KubeDialer replaces the orchestrator's Kubernetes API client
+	// (finalize, drain, node removal); nil means the real one.
+	KubeDialer orchestrator.KubeDialer
 	// NoOrchestrator runs the replica without the orchestrator, so tests of
 	// the API and of kctl can play its part by writing status themselves.
 	NoOrchestrator bool

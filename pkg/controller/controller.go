@@ -231,6 +231,7 @@ func (c *Controller) orchestrate() {
 		LastSeen:       c.srv.LastSeen,
 		Logger:         c.log,
 		Checker:        c.cfg.HealthChecker,
+		Kube:           c.cfg.KubeDialer,
 	})
 }
 

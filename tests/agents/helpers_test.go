@@ -74,6 +74,30 @@ func (okChecker) Check(context.Context, *api.KubernetesCluster, *pki.ClusterSecr
 	return orchestrator.Health{API: ok, Etcd: ok}
 }
 
+// noKube is a Kubernetes API where no node ever registered: the stand-in
+// kubelets register nothing (pkg/orchestrator tests the real client).
+type noKube struct{}
+
+func dialNoKube(*api.KubernetesCluster, *pki.ClusterSecrets) (orchestrator.KubeClient, error) {
+	return noKube{}, nil
+}
+
+func (noKube) GetNode(context.Context, string) (*orchestrator.KubeNode, error) {
+	return nil, orchestrator.ErrKubeNotFound
+}
+
+func (noKube) PatchNode(context.Context, string, orchestrator.NodePatch) error {
+	return orchestrator.ErrKubeNotFound
+}
+
+func (noKube) NodePods(context.Context, string) ([]orchestrator.KubePod, error) { return nil, nil }
+
+func (noKube) Evict(context.Context, string, string) error { return orchestrator.ErrKubeNotFound }
+
+func (noKube) DeleteNode(context.Context, string) error { return orchestrator.ErrKubeNotFound }
+
+func (noKube) Close() {}
+
 // lab is one test's controller and its CA.
 type lab struct {
 	t    *testing.T
@@ -118,7 +142,7 @@ func startController(t *testing.T) *lab {
 	l := &lab{t: t, ca: ca, log: testLogger(t, slog.LevelWarn), node: map[string]*nodeAgent{}}
 	l.ctl, err = controller.Start(context.Background(), controller.Config{
 		DataDir: t.TempDir(), Listen: "127.0.0.1:0", PKIDir: dir, Bootstrap: true, FastTimeouts: true,
-		HealthInterval: 200 * time.Millisecond, HealthChecker: okChecker{},
+		HealthInterval: 200 * time.Millisecond, HealthChecker: okChecker{}, KubeDialer: dialNoKube,
 		RenderOptions: render.Options{Profile: render.ProfileLab},
 		Logger:        l.log,
 	})
