@@ -9,6 +9,9 @@
 // new leader continues where the old one stopped. Every decision (secrets,
 // NodeStates, status) is committed through raft in one CAS batch before an
 // agent can act on it; a pass that finds nothing to change writes nothing.
-// Health checks (API /readyz, etcd /health with quorum) and etcd membership
-// changes go through small interfaces whose real implementations dial HTTPS.
+// Health checks (API /readyz, etcd /health with quorum), etcd membership
+// changes and the Kubernetes API (finalize: control-plane labels and taints;
+// scale-in: cordon, drain, delete the Node) go through small interfaces whose
+// real implementations dial HTTPS with the cluster PKI. Every health pass
+// records status.lastHealthCheck; other passes write only real changes.
 package orchestrator
