@@ -35,12 +35,13 @@ func (o *Orchestrator) drainStep(ctx context.Context, k *kubeConn, cluster, node
 			start = t
 		}
 	}
-	left, evicted, err := o.drainOnce(ctx, k, node)
+	r, err := o.drainOnce(ctx, k, node)
+	left := r.left
 	switch {
 	case err == nil && len(left) == 0:
 		msg := "cordoned; no pod left but DaemonSet and mirror pods"
-		if evicted > 0 {
-			msg = fmt.Sprintf("cordoned; evicted %d pods this pass; no pod left but DaemonSet and mirror pods", evicted)
+		if r.unregistered {
+			msg = "not registered with the Kubernetes API: nothing to drain"
 		}
 		o.log.Info("drained node", "cluster", cluster, "node", node)
 		return setCondition(conds, api.Condition{Type: typ, Status: StatusTrue, Reason: ReasonDrained, Message: msg}, now), true
@@ -62,30 +63,39 @@ func (o *Orchestrator) drainStep(ctx context.Context, k *kubeConn, cluster, node
 	return setCondition(conds, api.Condition{Type: typ, Status: StatusFalse, Reason: ReasonDraining, Message: msg}, start), false
 }
 
+// drainRound is what one drain round saw.
+type drainRound struct {
+	// left names the pods (namespace/name) still on the node.
+	left []string
+	// unregistered is true when the API does not know the node.
+	unregistered bool
+}
+
 // drainOnce cordons node and asks to evict every pod on it that is not
-// owned by a DaemonSet, not a mirror pod and not already terminating. left
-// names the pods still on the node; a node the API does not know has none.
-func (o *Orchestrator) drainOnce(ctx context.Context, k *kubeConn, node string) (left []string, evicted int, err error) {
+// owned by a DaemonSet, not a mirror pod and not already terminating.
+func (o *Orchestrator) drainOnce(ctx context.Context, k *kubeConn, node string) (drainRound, error) {
+	var r drainRound
 	kc, err := k.client()
 	if err != nil {
-		return nil, 0, err
+		return r, err
 	}
 	n, err := kc.GetNode(ctx, node)
 	if errors.Is(err, ErrKubeNotFound) {
-		return nil, 0, nil
+		r.unregistered = true
+		return r, nil
 	}
 	if err != nil {
-		return nil, 0, err
+		return r, err
 	}
 	if !n.Unschedulable {
 		yes := true
 		if err := kc.PatchNode(ctx, node, NodePatch{Unschedulable: &yes}); err != nil {
-			return nil, 0, err
+			return r, err
 		}
 	}
 	pods, err := kc.NodePods(ctx, node)
 	if err != nil {
-		return nil, 0, err
+		return r, err
 	}
 	var errs []error
 	for _, p := range pods {
@@ -93,22 +103,18 @@ func (o *Orchestrator) drainOnce(ctx context.Context, k *kubeConn, node string) 
 			continue
 		}
 		name := p.Namespace + "/" + p.Name
-		if p.Deleting {
-			left = append(left, name)
-			continue
+		if !p.Deleting {
+			err := evict(ctx, kc, p)
+			if errors.Is(err, ErrKubeNotFound) {
+				continue
+			}
+			if err != nil {
+				errs = append(errs, err)
+			}
 		}
-		err := evict(ctx, kc, p)
-		switch {
-		case errors.Is(err, ErrKubeNotFound):
-			continue
-		case err != nil:
-			errs = append(errs, err)
-		default:
-			evicted++
-		}
-		left = append(left, name)
+		r.left = append(r.left, name)
 	}
-	return left, evicted, errors.Join(errs...)
+	return r, errors.Join(errs...)
 }
 
 // evict evicts one pod, retrying a few times while the API answers 429.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"net"
+	"net/http"
 	"slices"
 	"strings"
 	"testing"
@@ -147,6 +148,7 @@ func TestDrainEvictsAllButDaemonSetAndMirrorPods(t *testing.T) {
 		name     string
 		register bool
 		stuck    bool
+		noAPI    bool
 		passes   []time.Duration
 		done     []bool
 		reason   string
@@ -154,11 +156,15 @@ func TestDrainEvictsAllButDaemonSetAndMirrorPods(t *testing.T) {
 	}{
 		{name: "drained once the pods left", register: true, passes: []time.Duration{0, 5 * time.Second, 6 * time.Second}, done: []bool{false, true, true}, reason: ReasonDrained},
 		{name: "gives up after the timeout", register: true, stuck: true, passes: []time.Duration{0, 30 * time.Second, 61 * time.Second}, done: []bool{false, false, true}, reason: ReasonDrainTimedOut, words: []string{"gave up", "default/stuck"}},
-		{name: "never registered", passes: []time.Duration{0}, done: []bool{true}, reason: ReasonDrained},
+		{name: "never registered", passes: []time.Duration{0}, done: []bool{true}, reason: ReasonDrained, words: []string{"not registered"}},
+		{name: "no API answers", noAPI: true, passes: []time.Duration{0, 61 * time.Second}, done: []bool{false, true}, reason: ReasonDrainTimedOut, words: []string{"gave up", "last error", "GET"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newKubeFixture(t)
+			if tc.noAPI {
+				f.conn = deadConn(t)
+			}
 			if tc.register {
 				f.kube.addNode("node-14")
 				f.kube.addPod("node-14", &fakePod{namespace: "kube-system", name: "proxy", owner: "DaemonSet"})
@@ -219,19 +225,52 @@ func TestDrainEvictsAllButDaemonSetAndMirrorPods(t *testing.T) {
 	}
 }
 
+// deadConn dials an API nobody serves.
+func deadConn(t *testing.T) *kubeConn {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	return &kubeConn{dial: func(*api.KubernetesCluster, *pki.ClusterSecrets) (KubeClient, error) {
+		return &HTTPKube{Base: "https://" + addr, Client: &http.Client{Timeout: DefaultKubeTimeout}}, nil
+	}}
+}
+
 func TestDeleteKubeNode(t *testing.T) {
 	f := newKubeFixture(t)
 	f.kube.addNode("node-14")
-	now := time.Now().UTC()
+	published := time.Now().UTC()
 	st := &storedState{}
-	st.obj.ModifyTime = now.Format(time.RFC3339Nano)
-	for i, want := range [][]string{{"DELETE /api/v1/nodes/node-14"}, {"DELETE /api/v1/nodes/node-14"}} {
-		if err := f.o.deleteKubeNode(context.Background(), f.conn, "lab", "node-14", st, now); err != nil {
-			t.Fatalf("delete %d: %v", i, err)
-		}
-		if got := f.kube.takeCalls(); !slices.Equal(got, want) {
-			t.Errorf("calls = %q, want %q", got, want)
-		}
+	st.obj.ModifyTime = published.Format(time.RFC3339Nano)
+	tests := []struct {
+		name    string
+		dead    bool
+		after   time.Duration
+		wantErr bool
+		calls   []string
+	}{
+		{name: "deletes the node", calls: []string{"DELETE /api/v1/nodes/node-14"}},
+		{name: "a node already gone is fine", calls: []string{"DELETE /api/v1/nodes/node-14"}},
+		{name: "no API: retried", dead: true, after: 30 * time.Second, wantErr: true},
+		{name: "no API for longer than the drain timeout: given up", dead: true, after: 61 * time.Second},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			conn := f.conn
+			if tc.dead {
+				conn = deadConn(t)
+			}
+			err := f.o.deleteKubeNode(context.Background(), conn, "lab", "node-14", st, published.Add(tc.after))
+			if (err != nil) != tc.wantErr {
+				t.Fatalf("err = %v, want error %v", err, tc.wantErr)
+			}
+			if got := f.kube.takeCalls(); !slices.Equal(got, tc.calls) {
+				t.Errorf("calls = %q, want %q", got, tc.calls)
+			}
+		})
 	}
 	if _, ok := f.kube.node("node-14"); ok {
 		t.Error("node-14 still registered")
