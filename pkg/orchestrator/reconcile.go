@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"time"
 
@@ -56,11 +57,14 @@ func (o *Orchestrator) reconcile(ctx context.Context, name string, checkHealth b
 	kube := &kubeConn{dial: o.cfg.Kube, c: &c, s: sec}
 	defer kube.close()
 
-	// Etcd membership comes first on scale: a control plane leaves etcd
-	// before its units stop, and joins as a learner before etcd starts.
+	// A node leaving is drained first, then etcd membership changes: a
+	// control plane leaves etcd after its drain and before its units stop,
+	// and joins as a learner before etcd starts.
+	var draining []string
+	status.Conditions, draining = o.drainLeavers(ctx, kube, &c, states, status.Conditions, now)
 	var mem membershipStep
 	if c.Status.Phase == api.PhaseScaling && isTrue(c.Status.Conditions, CondBootstrapped) && controlPlanesChange(&c, states) {
-		mem = o.syncEtcd(ctx, &c, sec, states, reports)
+		mem = o.syncEtcd(ctx, &c, sec, states, reports, draining)
 		status.Conditions = setCondition(status.Conditions, mem.cond, now)
 	}
 
@@ -93,9 +97,7 @@ func (o *Orchestrator) reconcile(ctx context.Context, name string, checkHealth b
 		published = true
 		o.log.Info("publish node state", "cluster", name, "node", id, "generation", want.Generation)
 	}
-	var leftOps []store.Op
-	var leaving bool
-	status.Conditions, leaving, leftOps, err = o.removeLeavers(ctx, kube, &c, states, reports, status.Conditions, now)
+	leaving, leftOps, err := o.removeLeavers(ctx, kube, &c, states, reports, draining, now)
 	if err != nil {
 		return false, err
 	}
@@ -178,20 +180,11 @@ func (o *Orchestrator) apply(ctx context.Context, ops []store.Op, now time.Time)
 	return nil
 }
 
-// removeLeavers tears down the NodeStates of nodes that left the cluster:
-// the node is cordoned and drained first (drainStep), then given an empty
-// state (the agent stops units and removes files), then, once the node
-// reported it or is gone, its Node object is deleted from the Kubernetes API
-// and its state and report from the store. leaving is true while any is in
-// progress. conds come back with the drain conditions updated (and those of
-// nodes that are members again dropped).
-func (o *Orchestrator) removeLeavers(ctx context.Context, kube *kubeConn, c *api.KubernetesCluster, states map[string]*storedState, reports map[string]*reportObj, conds []api.Condition, now time.Time) ([]api.Condition, bool, []store.Op, error) {
+// leavers are the nodes that have a NodeState but left the cluster, sorted.
+func leavers(c *api.KubernetesCluster, states map[string]*storedState) []string {
 	members := map[string]bool{}
 	for _, m := range c.Spec.Members() {
 		members[m.NodeID] = true
-		if findCondition(conds, CondDrainedPrefix+m.NodeID) != nil {
-			conds = dropCondition(conds, CondDrainedPrefix+m.NodeID)
-		}
 	}
 	ids := make([]string, 0, len(states))
 	for id := range states {
@@ -200,19 +193,49 @@ func (o *Orchestrator) removeLeavers(ctx context.Context, kube *kubeConn, c *api
 		}
 	}
 	sort.Strings(ids)
+	return ids
+}
+
+// drainLeavers moves the drain of every leaving node whose teardown has not
+// started forward (drainStep) and returns the nodes still draining. conds
+// come back with the drain conditions updated, and those of nodes that are
+// members again dropped.
+func (o *Orchestrator) drainLeavers(ctx context.Context, kube *kubeConn, c *api.KubernetesCluster, states map[string]*storedState, conds []api.Condition, now time.Time) ([]api.Condition, []string) {
+	for _, m := range c.Spec.Members() {
+		if findCondition(conds, CondDrainedPrefix+m.NodeID) != nil {
+			conds = dropCondition(conds, CondDrainedPrefix+m.NodeID)
+		}
+	}
+	var draining []string
+	for _, id := range leavers(c, states) {
+		if states[id].empty() {
+			continue
+		}
+		var drained bool
+		if conds, drained = o.drainStep(ctx, kube, c.Metadata.Name, id, conds, now); !drained {
+			draining = append(draining, id)
+		}
+	}
+	return conds, draining
+}
+
+// removeLeavers tears down the NodeStates of nodes that left the cluster
+// once drained (drainLeavers): an empty state first (the agent stops units
+// and removes files), then, once the node reported it or is gone, its Node
+// object is deleted from the Kubernetes API and its state and report from
+// the store. leaving is true while any is in progress.
+func (o *Orchestrator) removeLeavers(ctx context.Context, kube *kubeConn, c *api.KubernetesCluster, states map[string]*storedState, reports map[string]*reportObj, draining []string, now time.Time) (bool, []store.Op, error) {
+	ids := leavers(c, states)
 	var ops []store.Op
 	name := c.Metadata.Name
 	for _, id := range ids {
-		st := states[id]
-		if !st.empty() {
-			var drained bool
-			if conds, drained = o.drainStep(ctx, kube, name, id, conds, now); !drained {
-				continue
-			}
+		if slices.Contains(draining, id) {
+			continue
 		}
+		st := states[id]
 		op, done, err := o.teardownStep(name, id, st, reports[id], false, now)
 		if err != nil {
-			return nil, false, nil, err
+			return false, nil, err
 		}
 		if done {
 			if err := o.deleteKubeNode(ctx, kube, name, id, st, now); err != nil {
@@ -222,7 +245,7 @@ func (o *Orchestrator) removeLeavers(ctx context.Context, kube *kubeConn, c *api
 		}
 		ops = append(ops, op...)
 	}
-	return conds, len(ids) > 0, ops, nil
+	return len(ids) > 0, ops, nil
 }
 
 // etcdExists reports whether new control planes must join a running etcd:

@@ -29,11 +29,12 @@ func peerURL(address string) string {
 }
 
 // syncEtcd moves etcd's membership one step towards the spec's control
-// planes: remove a member that left (before its units stop), add one new
+// planes: remove a member that left (after every leaving node is drained,
+// before its units stop), add one new
 // control plane as a learner (etcd allows one learner at a time), promote a
 // learner once its node applied its state. Each step is idempotent and
 // derived from etcd's member list, so a new leader resumes it.
-func (o *Orchestrator) syncEtcd(ctx context.Context, c *api.KubernetesCluster, s *pki.ClusterSecrets, states map[string]*storedState, reports map[string]*reportObj) membershipStep {
+func (o *Orchestrator) syncEtcd(ctx context.Context, c *api.KubernetesCluster, s *pki.ClusterSecrets, states map[string]*storedState, reports map[string]*reportObj, draining []string) membershipStep {
 	step := membershipStep{hold: map[string]bool{}}
 	want := map[string]string{}
 	for _, n := range c.Spec.ControlPlaneNodes {
@@ -75,6 +76,11 @@ func (o *Orchestrator) syncEtcd(ctx context.Context, c *api.KubernetesCluster, s
 		}
 	}
 	var done []string
+	if len(remove) > 0 && len(draining) > 0 {
+		step.pending = true
+		done = append(done, "members leave etcd once "+strings.Join(draining, ", ")+" drained")
+		remove = nil
+	}
 	for _, m := range remove {
 		if !m.IsLearner && voters < 1 {
 			return fail(fmt.Errorf("remove etcd member %s: no voting member would be left", m.Name))

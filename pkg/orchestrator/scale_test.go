@@ -125,12 +125,34 @@ func TestScaleChangesEtcdMembershipFirst(t *testing.T) {
 	// Scale in by one control plane: etcd member removed first, the node
 	// cordoned and drained, then its units are torn down, its state deleted
 	// and its Node object deleted from the Kubernetes API.
-	e.health.kube.addPod("node-13", &fakePod{namespace: "default", name: "web", owner: "ReplicaSet"})
+	guarded := &fakePod{namespace: "default", name: "web", owner: "ReplicaSet", tooMany: 1 << 20}
+	e.health.kube.addPod("node-13", guarded)
 	e.health.kube.addPod("node-13", &fakePod{namespace: "kube-system", name: "proxy", owner: "DaemonSet"})
 	e.health.kube.takeCalls()
 	smaller := labCluster(t, "lab", e.apiPort())
 	smaller.Spec.ControlPlaneNodes = append(smaller.Spec.ControlPlaneNodes[:2], api.ClusterNode{NodeID: "node-15", AdvertiseAddress: "127.0.0.15", Iface: "lo"})
 	e.putCluster(smaller, api.PhaseScaling)
+	// While a disruption budget refuses the eviction, node-13 stays in etcd.
+	if err := harness.Poll(waitFor, func() error {
+		c, _ := e.cluster("lab")
+		drain := findCondition(c.Status.Conditions, CondDrainedPrefix+"node-13")
+		mem := findCondition(c.Status.Conditions, CondEtcdMembership)
+		if drain == nil || drain.Reason != ReasonDraining || mem == nil || !strings.Contains(mem.Message, "node-13 drained") {
+			return fmt.Errorf("drain %+v, membership %+v", drain, mem)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if got := e.health.gw.log(); slices.Contains(got, "remove node-13") {
+		t.Errorf("node-13 left etcd before it was drained: %q", got)
+	}
+	if len(e.states("lab")["node-13"].Units) == 0 {
+		t.Error("node-13 torn down before it was drained")
+	}
+	e.health.kube.mu.Lock()
+	guarded.tooMany = 0
+	e.health.kube.mu.Unlock()
 	var gone api.NodeState
 	if err := harness.Poll(waitFor, func() error {
 		gone = e.states("lab")["node-13"]
