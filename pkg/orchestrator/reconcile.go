@@ -199,12 +199,16 @@ func leavers(c *api.KubernetesCluster, states map[string]*storedState) []string 
 // drainLeavers moves the drain of every leaving node whose teardown has not
 // started forward (drainStep) and returns the nodes still draining. conds
 // come back with the drain conditions updated, and those of nodes that are
-// members again dropped.
+// members again dropped. A cluster that was never ready has no API to
+// drain through.
 func (o *Orchestrator) drainLeavers(ctx context.Context, kube *kubeConn, c *api.KubernetesCluster, states map[string]*storedState, conds []api.Condition, now time.Time) ([]api.Condition, []string) {
 	for _, m := range c.Spec.Members() {
 		if findCondition(conds, CondDrainedPrefix+m.NodeID) != nil {
 			conds = dropCondition(conds, CondDrainedPrefix+m.NodeID)
 		}
+	}
+	if !isTrue(c.Status.Conditions, CondBootstrapped) {
+		return conds, nil
 	}
 	var draining []string
 	for _, id := range leavers(c, states) {
@@ -222,8 +226,9 @@ func (o *Orchestrator) drainLeavers(ctx context.Context, kube *kubeConn, c *api.
 // removeLeavers tears down the NodeStates of nodes that left the cluster
 // once drained (drainLeavers): an empty state first (the agent stops units
 // and removes files), then, once the node reported it or is gone, its Node
-// object is deleted from the Kubernetes API and its state and report from
-// the store. leaving is true while any is in progress.
+// object is deleted from the Kubernetes API (when the cluster was ever
+// ready) and its state and report from the store. leaving is true while any
+// is in progress.
 func (o *Orchestrator) removeLeavers(ctx context.Context, kube *kubeConn, c *api.KubernetesCluster, states map[string]*storedState, reports map[string]*reportObj, draining []string, now time.Time) (bool, []store.Op, error) {
 	ids := leavers(c, states)
 	var ops []store.Op
@@ -237,7 +242,7 @@ func (o *Orchestrator) removeLeavers(ctx context.Context, kube *kubeConn, c *api
 		if err != nil {
 			return false, nil, err
 		}
-		if done {
+		if done && isTrue(c.Status.Conditions, CondBootstrapped) {
 			if err := o.deleteKubeNode(ctx, kube, name, id, st, now); err != nil {
 				o.log.Warn("delete kubernetes node; retrying", "cluster", name, "node", id, "err", err)
 				continue
