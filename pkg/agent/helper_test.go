@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -41,6 +42,7 @@ func flaky(crashFile string) int {
 	defer tick.Stop()
 	for range tick.C {
 		if os.Remove(crashFile) == nil {
+			fmt.Println("crash file found: exiting 1")
 			return 1
 		}
 	}

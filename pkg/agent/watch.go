@@ -140,8 +140,9 @@ func (a *Applier) probe(ctx context.Context, url string) error {
 
 // crashMessage says how a service went down: `exited with status 1 at
 // 2026-11-29T22:40:01Z, restarting (restart 2)`. The restart number is the
-// one the runtime is waiting to make or has made, so the message does not
-// change between the backoff and the restarted process settling.
+// one the runtime is waiting to make (failed, in backoff) or is making or
+// made (starting, running), so the message does not change between the
+// backoff and the restarted process settling.
 func crashMessage(st runtime.UnitStatus, u api.Unit) string {
 	msg := fmt.Sprintf("exited with status %d", st.ExitCode)
 	if st.ExitCode < 0 {
@@ -154,7 +155,7 @@ func crashMessage(st runtime.UnitStatus, u api.Unit) string {
 		msg += " (" + st.Message + ")"
 	}
 	switch {
-	case st.State == runtime.StateRunning:
+	case st.State == runtime.StateRunning, st.State == runtime.StateStarting:
 		return fmt.Sprintf("%s, restarting (restart %d)", msg, st.Restarts)
 	case u.Restart == api.RestartNever, u.Restart == api.RestartOnFailure && st.State == runtime.StateExited:
 		return msg + ", not restarted (restart: " + u.Restart + ")"

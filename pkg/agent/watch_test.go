@@ -34,6 +34,7 @@ func TestAgentReportsUnitCrashBetweenApplies(t *testing.T) {
 	ctl := newFakeController()
 	sup := newSupervisor(t, root)
 	stopAll(t, sup)
+	logOnFailure(t, sup.LogPath("kcore-svc"))
 	var healthy atomic.Bool
 	healthy.Store(true)
 	const settle = 300 * time.Millisecond
@@ -158,4 +159,14 @@ func TestLiveKeepsACrashAcrossReapply(t *testing.T) {
 	if it := liveItem(); it.State != api.ItemFailed || !strings.Contains(it.Message, "restarting (restart 1)") {
 		t.Fatalf("live after the re-apply: %+v, want the crash until the unit settles", it)
 	}
+}
+
+// logOnFailure logs the unit log at path when the test failed.
+func logOnFailure(t *testing.T, path string) {
+	t.Cleanup(func() {
+		if t.Failed() {
+			data, _ := os.ReadFile(path)
+			t.Logf("%s:\n%s", path, data)
+		}
+	})
 }

@@ -10,7 +10,8 @@ import (
 
 // Unit states reported by Status.
 const (
-	// StateStarting: started, not yet confirmed running (systemd activating).
+	// StateStarting: started, not yet confirmed running (systemd activating;
+	// the supervisor between the end of a restart backoff and the new process).
 	StateStarting = "starting"
 	// StateRunning: the process is alive.
 	StateRunning = "running"

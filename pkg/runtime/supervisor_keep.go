@@ -113,6 +113,7 @@ func (s *Supervisor) backoffWait(p *proc, backoff *time.Duration, restart bool) 
 	}
 	s.mu.Lock()
 	p.status.Restarts++
+	p.status.State, p.status.Since = StateStarting, time.Now()
 	s.mu.Unlock()
 	return true
 }
