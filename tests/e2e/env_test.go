@@ -309,9 +309,24 @@ func (l *lab) healthy() error {
 	return nil
 }
 
-// phaseLine is the first line of kctl kubernetes health.
-func (l *lab) phaseLine() string {
+// healthOutput is what kctl kubernetes health prints, whatever its exit code.
+func (l *lab) healthOutput() string {
 	out, _ := l.kctl(30*time.Second, "kubernetes", "health", cluster)
+	return out
+}
+
+// firstLine is the first line of out.
+func firstLine(out string) string {
 	first, _, _ := strings.Cut(out, "\n")
 	return first
+}
+
+// nodeID is the cluster node id of the lab namespace suffix name (n1 → lab-n1).
+func nodeID(name string) string {
+	for _, n := range labNodes() {
+		if n.name == name {
+			return n.id
+		}
+	}
+	return name
 }

@@ -31,7 +31,7 @@ func TestLeaderStoppedDuringBootstrap(t *testing.T) {
 		}
 		return fmt.Errorf("no unit started yet")
 	})
-	phase := l.phaseLine()
+	phase := firstLine(l.healthOutput())
 	if !strings.Contains(phase, "bootstrapping") {
 		t.Fatalf("want the cluster bootstrapping when the leader stops, got %q", phase)
 	}
