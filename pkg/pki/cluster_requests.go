@@ -40,12 +40,15 @@ func FirstServiceIP(serviceCIDR string) (net.IP, error) {
 	return out, nil
 }
 
-// APIServerSANs returns the IP and DNS SANs of the API server certificates:
-// the VIP when HA is on, the endpoint host, every control-plane address,
-// 127.0.0.1, the first service IP, the kubernetes service names and localhost.
-func APIServerSANs(c *api.KubernetesCluster) ([]net.IP, []string, error) {
+// APIServerSANs returns the IP and DNS SANs of the API server certificate of
+// the control plane advertising on advertise: that address, the VIP when HA is
+// on, the endpoint host, 127.0.0.1, the first service IP, the kubernetes
+// service names and localhost. The other control planes' addresses are not
+// included (clients reach the API through the endpoint or locally), so adding
+// or removing a control plane reissues no other node's certificate.
+func APIServerSANs(c *api.KubernetesCluster, advertise string) ([]net.IP, []string, error) {
 	s := &c.Spec
-	addrs := []string{"127.0.0.1"}
+	addrs := []string{advertise, "127.0.0.1"}
 	var dns []string
 	if s.HighAvailability.Enabled && s.HighAvailability.VIPAddress != "" {
 		addrs = append(addrs, s.HighAvailability.VIPAddress)
@@ -56,9 +59,6 @@ func APIServerSANs(c *api.KubernetesCluster) ([]net.IP, []string, error) {
 		} else {
 			dns = append(dns, host)
 		}
-	}
-	for _, n := range s.ControlPlaneNodes {
-		addrs = append(addrs, n.AdvertiseAddress)
 	}
 	ips, err := parseIPs(addrs...)
 	if err != nil {
@@ -94,12 +94,12 @@ func leafRequests(c *api.KubernetesCluster) ([]leafRequest, error) {
 		name: "frontProxyClient", ca: caFrontProxy, req: client(FrontProxyClientCommonName),
 		slot: func(s *ClusterSecrets) *KeyPair { return &s.FrontProxyClient },
 	}}
-	apiIPs, apiDNS, err := APIServerSANs(c)
-	if err != nil {
-		return nil, err
-	}
 	for _, n := range c.Spec.ControlPlaneNodes {
 		id := n.NodeID
+		apiIPs, apiDNS, err := APIServerSANs(c, n.AdvertiseAddress)
+		if err != nil {
+			return nil, err
+		}
 		ips, err := parseIPs(n.AdvertiseAddress, "127.0.0.1")
 		if err != nil {
 			return nil, err

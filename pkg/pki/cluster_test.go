@@ -52,7 +52,7 @@ func TestIssueClusterSecretsIdentities(t *testing.T) {
 		dnsName string
 	}{
 		{"apiserver", cp.APIServer, s.CA, "kube-apiserver", nil, x509.ExtKeyUsageServerAuth,
-			[]string{"127.0.0.1", "192.168.40.200", "192.168.40.105", "192.168.40.107", "10.96.0.1"}, "kubernetes.default.svc.cluster.local"},
+			[]string{"127.0.0.1", "192.168.40.200", "192.168.40.105", "10.96.0.1"}, "kubernetes.default.svc.cluster.local"},
 		{"etcd server", cp.EtcdServer, s.EtcdCA, "node-105", nil, x509.ExtKeyUsageServerAuth,
 			[]string{"192.168.40.105", "127.0.0.1"}, "node-105"},
 		{"etcd peer", cp.EtcdPeer, s.EtcdCA, "node-105", nil, x509.ExtKeyUsageClientAuth, nil, ""},
@@ -115,6 +115,16 @@ func TestEnsureIssuesOnlyWhatChanged(t *testing.T) {
 			c.Spec.WorkerNodes = append(c.Spec.WorkerNodes, api.ClusterNode{NodeID: "node-109", AdvertiseAddress: "192.168.40.109"})
 		}, testNow(), []string{"nodes/node-109/kubeletClient", "nodes/node-109/kubeletServing"}},
 		{"remove worker", func(c *api.KubernetesCluster) { c.Spec.WorkerNodes = nil }, testNow(), []string{"nodes/node-103"}},
+		{"add control plane", func(c *api.KubernetesCluster) {
+			c.Spec.ControlPlaneNodes = append(c.Spec.ControlPlaneNodes, api.ClusterNode{NodeID: "node-109", AdvertiseAddress: "192.168.40.109"})
+		}, testNow(), []string{
+			"controlPlanes/node-109/admin", "controlPlanes/node-109/apiServer", "controlPlanes/node-109/apiServerEtcdClient",
+			"controlPlanes/node-109/apiServerKubeletClient", "controlPlanes/node-109/controllerManager",
+			"controlPlanes/node-109/etcdPeer", "controlPlanes/node-109/etcdServer", "controlPlanes/node-109/scheduler",
+			"nodes/node-109/kubeletClient", "nodes/node-109/kubeletServing",
+		}},
+		{"remove control plane", func(c *api.KubernetesCluster) { c.Spec.ControlPlaneNodes = c.Spec.ControlPlaneNodes[:1] },
+			testNow(), []string{"controlPlanes/node-107", "nodes/node-107"}},
 		{"bridge mode", func(c *api.KubernetesCluster) { c.Spec.CNI = api.CNIBridge },
 			testNow(), []string{"nodes/node-103/kubeProxy", "nodes/node-105/kubeProxy", "nodes/node-107/kubeProxy"}},
 		{"renewal window", func(*api.KubernetesCluster) {}, testNow().Add(ClusterLeafValidity - RenewBefore + time.Hour), nil},
@@ -149,6 +159,39 @@ func TestEnsureIssuesOnlyWhatChanged(t *testing.T) {
 			again, err := stored.Ensure(c, tt.at)
 			if err != nil || len(again) != 0 {
 				t.Fatalf("second Ensure = %v, %v; want nothing", again, err)
+			}
+		})
+	}
+}
+
+// TestAPIServerSANsPerControlPlane checks that an API server certificate names
+// its own control plane but no other, so membership changes leave it alone.
+func TestAPIServerSANsPerControlPlane(t *testing.T) {
+	c := labCluster()
+	s, err := IssueClusterSecrets(c, testNow())
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct{ node, own, other string }{
+		{"node-105", "192.168.40.105", "192.168.40.107"},
+		{"node-107", "192.168.40.107", "192.168.40.105"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.node, func(t *testing.T) {
+			cert, err := ParseCert(s.ControlPlanes[tt.node].APIServer.CertPEM)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var ips []string
+			for _, ip := range cert.IPAddresses {
+				ips = append(ips, ip.String())
+			}
+			want := []string{tt.own, "127.0.0.1", "192.168.40.200", "10.96.0.1"}
+			if !sameSet(ips, want) {
+				t.Errorf("IP SANs = %v, want %v", ips, want)
+			}
+			if slices.Contains(ips, tt.other) {
+				t.Errorf("IP SANs %v name the other control plane %s", ips, tt.other)
 			}
 		})
 	}
