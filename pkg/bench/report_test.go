@@ -55,3 +55,13 @@ func TestFigureNumber(t *testing.T) {
 		}
 	}
 }
+
+func TestLogTime(t *testing.T) {
+	got, ok := logTime(`time=2026-11-29T22:50:20.123Z level=WARN msg="heartbeat timeout reached, starting election"`)
+	if !ok || got.Nanosecond() != 123_000_000 || got.Second() != 20 {
+		t.Errorf("logTime = %v, %v; want 22:50:20.123", got, ok)
+	}
+	if _, ok := logTime("no time here"); ok {
+		t.Error("logTime found a time in a line without one")
+	}
+}
