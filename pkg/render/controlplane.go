@@ -68,13 +68,12 @@ func (r *renderer) etcd(b *builder, m api.ClusterNode) error {
 	return nil
 }
 
-// apiServer renders kube-apiserver, listening on the endpoint's port.
+// apiServer renders kube-apiserver, listening on the endpoint's port. It talks
+// to its local etcd member only (etcd listens on 127.0.0.1 and its server
+// certificate names 127.0.0.1), as kubeadm's stacked-etcd topology does, so
+// adding or removing a control plane leaves its argv alone.
 func (r *renderer) apiServer(b *builder, m api.ClusterNode) error {
 	s := &r.c.Spec
-	servers := make([]string, 0, len(s.ControlPlaneNodes))
-	for _, n := range s.ControlPlaneNodes {
-		servers = append(servers, urlFor(n.AdvertiseAddress, EtcdClientPort))
-	}
 	argv := []string{
 		"kube-apiserver",
 		"--advertise-address=" + m.AdvertiseAddress,
@@ -86,7 +85,7 @@ func (r *renderer) apiServer(b *builder, m api.ClusterNode) error {
 		"--client-ca-file=" + pkiPath("ca.crt"),
 		"--tls-cert-file=" + pkiPath("apiserver.crt"),
 		"--tls-private-key-file=" + pkiPath("apiserver.key"),
-		"--etcd-servers=" + strings.Join(servers, ","),
+		"--etcd-servers=" + urlFor("127.0.0.1", EtcdClientPort),
 		"--etcd-cafile=" + pkiPath("etcd/ca.crt"),
 		"--etcd-certfile=" + pkiPath("apiserver-etcd-client.crt"),
 		"--etcd-keyfile=" + pkiPath("apiserver-etcd-client.key"),
