@@ -1,6 +1,7 @@
 package render
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -10,30 +11,52 @@ import (
 	"kcore.dev/kcore/pkg/api"
 )
 
-// NodePodCIDR is a member's pod range in bridge mode: the index-th /24 of
-// clusterCidr, index being its position among the members (control planes
-// first).
-func NodePodCIDR(clusterCIDR string, index int) (string, error) {
+// NodePodCIDR is a member's pod range in bridge mode: the /24 of clusterCidr
+// numbered by its IPv4 advertise address modulo the number of /24s (the last
+// octet in a /16: 192.168.40.105 gets 10.244.105.0/24). It depends on the
+// member's own address only, so adding or removing other members never moves
+// a node's pods to another range.
+func NodePodCIDR(clusterCIDR, advertiseAddress string) (string, error) {
 	_, n, err := net.ParseCIDR(clusterCIDR)
 	if err != nil || n.IP.To4() == nil {
 		return "", fmt.Errorf("render bridge: clusterCidr %q is not an IPv4 CIDR: %w", clusterCIDR, ErrInvalid)
 	}
 	ones, _ := n.Mask.Size()
-	if ones > 24 || index < 0 || index >= 1<<(24-ones) {
-		return "", fmt.Errorf("render bridge: clusterCidr %s has no /24 number %d: %w", clusterCIDR, index, ErrInvalid)
+	if ones > 24 {
+		return "", fmt.Errorf("render bridge: clusterCidr %s is smaller than a /24: %w", clusterCIDR, ErrInvalid)
 	}
-	ip := n.IP.To4()
-	v := uint32(ip[0])<<24 | uint32(ip[1])<<16 | uint32(ip[2])<<8 + uint32(index)<<8
+	addr := net.ParseIP(advertiseAddress).To4()
+	if addr == nil {
+		return "", fmt.Errorf("render bridge: advertise address %q is not IPv4: %w", advertiseAddress, ErrInvalid)
+	}
+	index := binary.BigEndian.Uint32(addr) % (1 << (24 - ones))
+	v := binary.BigEndian.Uint32(n.IP.To4()) + index<<8
 	return fmt.Sprintf("%d.%d.%d.0/24", v>>24, v>>16&0xff, v>>8&0xff), nil
+}
+
+// podCIDRs returns every member's pod /24, by node id, and ErrInvalid when
+// two members' addresses map to the same /24.
+func podCIDRs(s *api.ClusterSpec) (map[string]string, error) {
+	out := map[string]string{}
+	owner := map[string]string{}
+	for _, n := range s.Members() {
+		subnet, err := NodePodCIDR(s.ClusterCIDR, n.AdvertiseAddress)
+		if err != nil {
+			return nil, err
+		}
+		if other, ok := owner[subnet]; ok {
+			return nil, fmt.Errorf("render bridge: %s and %s both get pod range %s from clusterCidr %s: %w", other, n.NodeID, subnet, s.ClusterCIDR, ErrInvalid)
+		}
+		owner[subnet] = n.NodeID
+		out[n.NodeID] = subnet
+	}
+	return out, nil
 }
 
 // bridgeCNI renders bridge mode for one member: the bridge CNI config over its
 // /24, routes to the other members' /24s, and kube-proxy.
-func (r *renderer) bridgeCNI(b *builder, m api.ClusterNode, index int) error {
-	subnet, err := NodePodCIDR(r.c.Spec.ClusterCIDR, index)
-	if err != nil {
-		return err
-	}
+func (r *renderer) bridgeCNI(b *builder, m api.ClusterNode) error {
+	subnet := r.podCIDRs[m.NodeID]
 	conf := map[string]any{
 		"cniVersion": "1.0.0",
 		"name":       "kcore-bridge",
@@ -68,15 +91,11 @@ func (r *renderer) bridgeCNI(b *builder, m api.ClusterNode, index int) error {
 // loaded with `ip -batch` (route replace is idempotent).
 func (r *renderer) bridgeRoutes(b *builder, m api.ClusterNode) error {
 	var w strings.Builder
-	for i, n := range r.c.Spec.Members() {
+	for _, n := range r.c.Spec.Members() {
 		if n.NodeID == m.NodeID {
 			continue
 		}
-		subnet, err := NodePodCIDR(r.c.Spec.ClusterCIDR, i)
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(&w, "route replace %s via %s\n", subnet, n.AdvertiseAddress)
+		fmt.Fprintf(&w, "route replace %s via %s\n", r.podCIDRs[n.NodeID], n.AdvertiseAddress)
 	}
 	if w.Len() == 0 {
 		return nil

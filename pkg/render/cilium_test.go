@@ -141,23 +141,22 @@ func TestBridgeModeHasNoCilium(t *testing.T) {
 
 func TestNodePodCIDR(t *testing.T) {
 	tests := []struct {
-		cidr  string
-		index int
-		want  string
-		err   bool
+		cidr, addr, want string
+		err              bool
 	}{
-		{"10.244.0.0/16", 0, "10.244.0.0/24", false},
-		{"10.244.0.0/16", 2, "10.244.2.0/24", false},
-		{"10.244.0.0/16", 255, "10.244.255.0/24", false},
-		{"10.244.0.0/16", 256, "", true},
-		{"10.0.0.0/8", 300, "10.1.44.0/24", false},
-		{"10.244.0.0/25", 0, "", true},
-		{"fd00::/64", 0, "", true},
+		{"10.244.0.0/16", "192.168.40.105", "10.244.105.0/24", false},
+		{"10.244.0.0/16", "10.77.0.11", "10.244.11.0/24", false},
+		{"10.0.0.0/8", "192.168.1.44", "10.1.44.0/24", false},
+		{"10.244.0.0/20", "192.168.40.105", "10.244.9.0/24", false},
+		{"10.244.0.0/24", "192.168.40.105", "10.244.0.0/24", false},
+		{"10.244.0.0/25", "192.168.40.105", "", true},
+		{"fd00::/64", "192.168.40.105", "", true},
+		{"10.244.0.0/16", "fd00::5", "", true},
 	}
 	for _, tt := range tests {
-		got, err := NodePodCIDR(tt.cidr, tt.index)
+		got, err := NodePodCIDR(tt.cidr, tt.addr)
 		if (err != nil) != tt.err || got != tt.want {
-			t.Errorf("NodePodCIDR(%s, %d) = %q, %v", tt.cidr, tt.index, got, err)
+			t.Errorf("NodePodCIDR(%s, %s) = %q, %v; want %q", tt.cidr, tt.addr, got, err, tt.want)
 		}
 	}
 }

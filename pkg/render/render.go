@@ -24,17 +24,18 @@ var (
 
 // renderer holds what every node's render shares.
 type renderer struct {
-	c        *api.KubernetesCluster
-	s        *pki.ClusterSecrets
-	nodes    map[string]*api.Node
-	opts     Options
-	apiHost  string
-	apiPort  int
-	cilium   bool
-	bridge   bool
-	ha       bool
-	cpIndex  map[string]int
-	memberIx map[string]int
+	c       *api.KubernetesCluster
+	s       *pki.ClusterSecrets
+	nodes   map[string]*api.Node
+	opts    Options
+	apiHost string
+	apiPort int
+	cilium  bool
+	bridge  bool
+	ha      bool
+	cpIndex map[string]int
+	// podCIDRs is each member's pod /24 in bridge mode, by node id.
+	podCIDRs map[string]string
 }
 
 // Render returns the NodeState of every member of c, keyed by node id. c must
@@ -48,8 +49,8 @@ func Render(c *api.KubernetesCluster, secrets *pki.ClusterSecrets, nodes map[str
 		return nil, err
 	}
 	out := map[string]*api.NodeState{}
-	for i, m := range c.Spec.Members() {
-		ns, err := r.node(m, i)
+	for _, m := range c.Spec.Members() {
+		ns, err := r.node(m)
 		if err != nil {
 			return nil, fmt.Errorf("render %s: %w", m.NodeID, err)
 		}
@@ -81,23 +82,24 @@ func newRenderer(c *api.KubernetesCluster, secrets *pki.ClusterSecrets, nodes ma
 	r := &renderer{
 		c: c, s: secrets, nodes: nodes, opts: o,
 		apiHost: host, apiPort: port,
-		cilium:   s.CNI == api.CNICilium && portStr == api.PrimaryAPIPort,
-		bridge:   s.CNI == api.CNIBridge || portStr != api.PrimaryAPIPort,
-		ha:       s.HighAvailability.Enabled,
-		cpIndex:  map[string]int{},
-		memberIx: map[string]int{},
+		cilium:  s.CNI == api.CNICilium && portStr == api.PrimaryAPIPort,
+		bridge:  s.CNI == api.CNIBridge || portStr != api.PrimaryAPIPort,
+		ha:      s.HighAvailability.Enabled,
+		cpIndex: map[string]int{},
 	}
 	for i, n := range s.ControlPlaneNodes {
 		r.cpIndex[n.NodeID] = i
 	}
-	for i, n := range s.Members() {
-		r.memberIx[n.NodeID] = i
+	if r.bridge {
+		if r.podCIDRs, err = podCIDRs(s); err != nil {
+			return nil, err
+		}
 	}
 	return r, nil
 }
 
-// node renders one member; index is its position in Members().
-func (r *renderer) node(m api.ClusterNode, index int) (*api.NodeState, error) {
+// node renders one member.
+func (r *renderer) node(m api.ClusterNode) (*api.NodeState, error) {
 	b := newBuilder(r.c.Metadata.Name, m.NodeID)
 	cpi, isCP := r.cpIndex[m.NodeID]
 	steps := []func() error{func() error { return r.nodePKI(b, m) }}
@@ -115,7 +117,7 @@ func (r *renderer) node(m api.ClusterNode, index int) (*api.NodeState, error) {
 	}
 	steps = append(steps, func() error { return r.kubelet(b, m, isCP) })
 	if r.bridge {
-		steps = append(steps, func() error { return r.bridgeCNI(b, m, index) })
+		steps = append(steps, func() error { return r.bridgeCNI(b, m) })
 	}
 	if isCP && cpi == 0 {
 		steps = append(steps, func() error { return r.addons(b) })
