@@ -148,6 +148,9 @@ func (a *Applier) applyUnits(ctx context.Context, ns *api.NodeState, cs *Cluster
 			st, ready = a.unitReady(ctx, u.Name)
 		}
 		it.State, it.Message = unitItemState(st, ready, changed)
+		if it.State == api.ItemFailed && !u.Oneshot {
+			it.Restarts, it.Restarting = a.crashCount(st, u, changed)
+		}
 		items = append(items, it)
 	}
 	for _, name := range sortedKeys(cs.Units) {

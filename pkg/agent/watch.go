@@ -23,10 +23,13 @@ type liveState struct {
 // unitWatch follows one service between applies.
 type unitWatch struct {
 	hash     string
+	base     int       // restarts when the last Apply reported it ok
 	restarts int       // restarts seen when it was last known good
 	pid      int       // pid seen when it was last known good
 	down     bool      // crashed since, not settled yet
 	msg      string    // why it is down
+	count    int       // restarts since base, counting the one awaited
+	again    bool      // the runtime will restart it (or has)
 	upPID    int       // the process seen running while down
 	upSince  time.Time // since when upPID runs
 }
@@ -63,7 +66,7 @@ func (a *Applier) setBase(ctx context.Context, reports []api.NodeReport) {
 			if err != nil {
 				continue
 			}
-			a.live.watch[it.Name] = &unitWatch{hash: u.InputHash, restarts: st.Restarts, pid: st.PID}
+			a.live.watch[it.Name] = &unitWatch{hash: u.InputHash, base: st.Restarts, restarts: st.Restarts, pid: st.PID}
 		}
 	}
 }
@@ -71,7 +74,10 @@ func (a *Applier) setBase(ctx context.Context, reports []api.NodeReport) {
 // Live is the last Apply's reports with the current state of the services
 // it reported ok: one that crashed since (exited, in restart backoff,
 // restarted, failed) is `failed` with a message saying when and how, until
-// it has run again for the settle time and its HealthURL answers. It runs no
+// it has run again for the settle time and its HealthURL answers. A crashed
+// item carries Restarts (restarts since the last Apply, counting the one
+// awaited) and Restarting (the runtime restarts it), so the controller can
+// tell churn from a crash loop without reading the message. It runs no
 // unit and writes nothing; the agent calls it every second or so and sends
 // the reports that changed. Units the agent itself is restarting or
 // stopping (another input hash, stopped, unknown) are left to Apply.
@@ -86,32 +92,35 @@ func (a *Applier) Live(ctx context.Context) []api.NodeReport {
 			if it.Kind != KindUnit || w == nil {
 				continue
 			}
-			if down, msg := a.observe(ctx, a.live.units[it.Name], w); down {
-				it.State, it.Message = api.ItemFailed, msg
+			if a.observe(ctx, a.live.units[it.Name], w) {
+				it.State, it.Message, it.Restarts, it.Restarting = api.ItemFailed, w.msg, w.count, w.again
 			}
 		}
 	}
 	return out
 }
 
-// observe updates w from the unit's status and reports whether it is down.
-func (a *Applier) observe(ctx context.Context, u api.Unit, w *unitWatch) (bool, string) {
+// observe updates w from the unit's status and reports whether it is down;
+// w.msg, w.count and w.again then say how.
+func (a *Applier) observe(ctx context.Context, u api.Unit, w *unitWatch) bool {
 	st, err := a.Runtime.Status(ctx, u.Name)
 	if err != nil || (st.InputHash != "" && st.InputHash != u.InputHash) || st.State == runtime.StateStopped {
-		return w.down, w.msg
+		return w.down
 	}
 	if !w.down {
 		crashed := st.State != runtime.StateRunning || st.Restarts != w.restarts || (w.pid != 0 && st.PID != w.pid)
 		if !crashed {
-			return false, ""
+			return false
 		}
 		w.down, w.upPID = true, 0
 		a.log().Warn("unit crashed", "unit", u.Name, "state", st.State, "exitCode", st.ExitCode, "restarts", st.Restarts)
 	}
 	w.msg = crashMessage(st, u)
+	n, again := restartNumber(st, u)
+	w.count, w.again = max(n-w.base, 0), again
 	if st.State != runtime.StateRunning || st.PID == 0 {
 		w.upPID = 0
-		return true, w.msg
+		return true
 	}
 	if st.PID != w.upPID {
 		w.upPID, w.upSince = st.PID, time.Now()
@@ -120,14 +129,30 @@ func (a *Applier) observe(ctx context.Context, u api.Unit, w *unitWatch) (bool, 
 		}
 	}
 	if time.Since(w.upSince) < a.settle() {
-		return true, w.msg
+		return true
 	}
 	if u.HealthURL != "" && a.probe(ctx, u.HealthURL) != nil {
-		return true, w.msg
+		return true
 	}
-	w.down, w.restarts, w.pid, w.msg = false, st.Restarts, st.PID, ""
+	w.down, w.restarts, w.pid, w.msg, w.count, w.again = false, st.Restarts, st.PID, "", 0, false
 	a.log().Info("unit running again", "unit", u.Name, "restarts", st.Restarts)
-	return false, ""
+	return false
+}
+
+// crashCount is Restarts and Restarting for a service Apply finds crashed:
+// restarts since Apply last started it (changed) or since the last Apply's
+// watch began, counting the one the runtime is waiting to make.
+func (a *Applier) crashCount(st runtime.UnitStatus, u api.Unit, changed bool) (int, bool) {
+	n, again := restartNumber(st, u)
+	if changed {
+		return n, again
+	}
+	a.live.mu.Lock()
+	defer a.live.mu.Unlock()
+	if w := a.live.watch[u.Name]; w != nil && w.hash == u.InputHash {
+		n -= w.base
+	}
+	return max(n, 0), again
 }
 
 // probe calls the configured health probe.
@@ -154,13 +179,25 @@ func crashMessage(st runtime.UnitStatus, u api.Unit) string {
 	if st.Message != "" && st.State != runtime.StateRunning {
 		msg += " (" + st.Message + ")"
 	}
+	n, again := restartNumber(st, u)
+	if !again {
+		return msg + ", not restarted (restart: " + u.Restart + ")"
+	}
+	return fmt.Sprintf("%s, restarting (restart %d)", msg, n)
+}
+
+// restartNumber is the runtime's restart count for a crashed service,
+// counting the restart it is waiting to make (failed, in backoff), and
+// whether it restarts the service at all (or already has: starting,
+// running).
+func restartNumber(st runtime.UnitStatus, u api.Unit) (int, bool) {
 	switch {
 	case st.State == runtime.StateRunning, st.State == runtime.StateStarting:
-		return fmt.Sprintf("%s, restarting (restart %d)", msg, st.Restarts)
+		return st.Restarts, true
 	case u.Restart == api.RestartNever, u.Restart == api.RestartOnFailure && st.State == runtime.StateExited:
-		return msg + ", not restarted (restart: " + u.Restart + ")"
+		return st.Restarts, false
 	default:
-		return fmt.Sprintf("%s, restarting (restart %d)", msg, st.Restarts+1)
+		return st.Restarts + 1, true
 	}
 }
 

@@ -82,6 +82,9 @@ func TestAgentReportsUnitCrashBetweenApplies(t *testing.T) {
 	if msg := last().Message; !strings.HasPrefix(msg, "exited with status 1 at ") || !strings.HasSuffix(msg, ", restarting (restart 1)") {
 		t.Errorf("crash message = %q", msg)
 	}
+	if it := last(); it.Restarts != 1 || !it.Restarting {
+		t.Errorf("crash item restarts=%d restarting=%v, want 1 and true", it.Restarts, it.Restarting)
+	}
 
 	// Restarted and running for longer than the settle time, but unhealthy: still failed.
 	waitFor(t, "the unit restarted and past its settle time", func() bool {

@@ -125,4 +125,11 @@ type ItemStatus struct {
 	State string `json:"state"`
 	// Message explains a failure.
 	Message string `json:"message,omitempty"`
+	// Restarts, for a failed unit that crashed after an apply, counts the
+	// runtime's restarts of it since that apply, including the one it is
+	// waiting to make.
+	Restarts int `json:"restarts,omitempty"`
+	// Restarting, for a failed unit that crashed after an apply, says the
+	// runtime restarts it (or already has); false means it stays down.
+	Restarting bool `json:"restarting,omitempty"`
 }
