@@ -24,6 +24,8 @@ type Orchestrator struct {
 	seen map[string]string
 	// retry holds the clusters that wait on health, etcd or a failed pass.
 	retry map[string]bool
+	// churn times the units each cluster's agents report restarting.
+	churn churnTracker
 }
 
 // New checks cfg and returns an Orchestrator.

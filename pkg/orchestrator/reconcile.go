@@ -141,8 +141,9 @@ func (o *Orchestrator) reconcile(ctx context.Context, name string, checkHealth b
 		o.log.Info("cluster phase", "cluster", name, "from", c.Status.Phase, "to", status.Phase)
 	}
 	// Waiting on health, etcd or a leaving node needs a timed retry;
-	// waiting on agents does not: their reports wake the loop.
-	again := (transitional(status.Phase) && ob.allApplied) || leaving || mem.pending || finalizing
+	// waiting on agents does not: their reports wake the loop, but a
+	// restarting unit's report may not change before crashLoopAfter.
+	again := (transitional(status.Phase) && ob.allApplied) || len(ob.churn) > 0 || leaving || mem.pending || finalizing
 	return again, o.commit(ctx, &c, obj, status, ops, checkHealth, now)
 }
 

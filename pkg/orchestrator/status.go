@@ -39,8 +39,11 @@ type observation struct {
 	nodes      []api.NodeStatus
 	allApplied bool
 	failed     []string
-	pending    []string
-	heartbeat  api.Condition
+	// churn lists units crashed and being restarted, not crash-looping:
+	// pending in a transitional phase, a failure in phase ready.
+	churn     []string
+	pending   []string
+	heartbeat api.Condition
 }
 
 // observe compares each member's report with the generation it was given.
@@ -51,6 +54,8 @@ func (o *Orchestrator) observe(c *api.KubernetesCluster, gens map[string]int64, 
 		cps[n.NodeID] = true
 	}
 	var silent, unseen []string
+	o.churn.begin()
+	defer o.churn.end(c.Metadata.Name)
 	for _, m := range c.Spec.Members() {
 		ns := api.NodeStatus{NodeID: m.NodeID, Role: api.RoleWorker}
 		if cps[m.NodeID] {
@@ -58,7 +63,7 @@ func (o *Orchestrator) observe(c *api.KubernetesCluster, gens map[string]int64, 
 		}
 		gen, published := gens[m.NodeID]
 		rep := reports[m.NodeID]
-		var failed, pending []string
+		var failed, churn, pending []string
 		switch {
 		case !published:
 			pending = append(pending, "not published yet")
@@ -74,7 +79,12 @@ func (o *Orchestrator) observe(c *api.KubernetesCluster, gens map[string]int64, 
 				switch it.State {
 				case api.ItemOK:
 				case api.ItemFailed:
-					failed = append(failed, fmt.Sprintf("%s %s failed: %s", it.Kind, it.Name, it.Message))
+					msg := fmt.Sprintf("%s %s failed: %s", it.Kind, it.Name, it.Message)
+					if o.churn.restarting(c.Metadata.Name, m.NodeID, it, now) {
+						churn = append(churn, msg)
+						break
+					}
+					failed = append(failed, msg)
 				default:
 					pending = append(pending, fmt.Sprintf("%s %s %s", it.Kind, it.Name, it.State))
 				}
@@ -91,13 +101,16 @@ func (o *Orchestrator) observe(c *api.KubernetesCluster, gens map[string]int64, 
 		for _, f := range failed {
 			ob.failed = append(ob.failed, m.NodeID+": "+f)
 		}
-		if len(pending) > 0 {
+		for _, f := range churn {
+			ob.churn = append(ob.churn, m.NodeID+": "+f)
+		}
+		if len(pending)+len(churn) > 0 {
 			ob.pending = append(ob.pending, m.NodeID)
 		}
-		ns.Ready = len(failed) == 0 && len(pending) == 0
+		ns.Ready = len(failed) == 0 && len(churn) == 0 && len(pending) == 0
 		if !ns.Ready {
 			ob.allApplied = false
-			ns.Message = strings.Join(append(failed, pending...), "; ")
+			ns.Message = strings.Join(slices.Concat(failed, churn, pending), "; ")
 		}
 		ob.nodes = append(ob.nodes, ns)
 	}
@@ -132,7 +145,9 @@ func heartbeatCondition(known bool, silent, unseen []string) api.Condition {
 func appliedCondition(ob observation) api.Condition {
 	switch {
 	case len(ob.failed) > 0:
-		return api.Condition{Type: CondNodesApplied, Status: StatusFalse, Reason: "ItemFailed", Message: strings.Join(ob.failed, "; ")}
+		return api.Condition{Type: CondNodesApplied, Status: StatusFalse, Reason: "ItemFailed", Message: strings.Join(slices.Concat(ob.failed, ob.churn), "; ")}
+	case len(ob.churn) > 0:
+		return api.Condition{Type: CondNodesApplied, Status: StatusFalse, Reason: "UnitRestarting", Message: strings.Join(ob.churn, "; ")}
 	case !ob.allApplied:
 		return api.Condition{Type: CondNodesApplied, Status: StatusFalse, Reason: "Applying", Message: "waiting for " + strings.Join(ob.pending, ", ")}
 	}
@@ -192,7 +207,9 @@ func transitional(phase string) bool {
 
 // nextPhase decides the phase from the current one, what was published and
 // what the conditions say; waiting (an etcd membership step or a node still
-// leaving) keeps a transitional phase.
+// leaving) keeps a transitional phase. A failed item degrades any phase; a
+// unit crashed and being restarted (ob.churn) degrades phase ready but is
+// only not applied yet in a transitional phase.
 func nextPhase(cur string, conds []api.Condition, ob observation, published, waiting bool) string {
 	phase := cur
 	if phase == "" {
@@ -216,7 +233,7 @@ func nextPhase(cur string, conds []api.Condition, ob observation, published, wai
 			return api.PhaseReady
 		}
 		return phase
-	case phase == api.PhaseReady && !healthy:
+	case phase == api.PhaseReady && (!healthy || len(ob.churn) > 0):
 		return api.PhaseDegraded
 	case phase == api.PhaseDegraded && ob.allApplied && healthy:
 		return api.PhaseReady
