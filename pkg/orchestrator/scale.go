@@ -32,7 +32,10 @@ func peerURL(address string) string {
 // planes: remove a member that left (after every leaving node is drained,
 // before its units stop), add one new
 // control plane as a learner (etcd allows one learner at a time), promote a
-// learner once its node applied its state. Each step is idempotent and
+// learner as soon as etcd accepts (it refuses until the learner has started
+// and caught up, so the promotion is retried; the new control plane's kube-apiserver talks only
+// to its local member and cannot come up while it is a learner). Each step is
+// idempotent and
 // derived from etcd's member list, so a new leader resumes it.
 func (o *Orchestrator) syncEtcd(ctx context.Context, c *api.KubernetesCluster, s *pki.ClusterSecrets, states map[string]*storedState, reports map[string]*reportObj, draining []string) membershipStep {
 	step := membershipStep{hold: map[string]bool{}}
@@ -103,15 +106,13 @@ func (o *Orchestrator) syncEtcd(ctx context.Context, c *api.KubernetesCluster, s
 		case !ok:
 			step.hold[n.NodeID] = true
 			step.pending = true
-		case m.IsLearner && applied(states[n.NodeID], reports[n.NodeID]):
+		case m.IsLearner:
 			if err := o.cfg.Etcd.Promote(ctx, c, s, m.ID); err != nil {
 				step.pending = true
 				done = append(done, fmt.Sprintf("promote %s later: %v", n.NodeID, err))
 				continue
 			}
 			done = append(done, "promoted "+n.NodeID)
-		case m.IsLearner:
-			step.pending = true
 		}
 	}
 	msg := "etcd members match the control planes"
@@ -124,19 +125,6 @@ func (o *Orchestrator) syncEtcd(ctx context.Context, c *api.KubernetesCluster, s
 	}
 	step.cond = api.Condition{Type: CondEtcdMembership, Status: status, Reason: reason, Message: msg}
 	return step
-}
-
-// applied reports whether the node applied its stored state with every item ok.
-func applied(st *storedState, rep *reportObj) bool {
-	if st == nil || rep == nil || rep.r.ObservedGeneration != st.ns.Generation {
-		return false
-	}
-	for _, it := range rep.r.Items {
-		if it.State != api.ItemOK {
-			return false
-		}
-	}
-	return true
 }
 
 func memberName(m EtcdMember) string {
