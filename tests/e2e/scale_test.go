@@ -14,6 +14,14 @@ import (
 func TestScale(t *testing.T) {
 	l := startLab(t, true, "LAB_NODES=5")
 	eventually(t, "three started etcd members", 30*time.Second, func() error { return l.etcdMembers(3) })
+	before := map[string]int{}
+	for _, n := range []string{"n1", "n2", "n3"} {
+		pid, err := l.unitPID(n, "kcore-kube-apiserver")
+		if err != nil {
+			t.Fatal(err)
+		}
+		before[n] = pid
+	}
 
 	if out, err := l.kctl(10*time.Minute, "kubernetes", "scale", cluster,
 		"--add-control-plane", "lab-n4:10.77.0.14:eth0", "--add-workers", "lab-n5:10.77.0.15:eth0",
@@ -23,6 +31,13 @@ func TestScale(t *testing.T) {
 	eventually(t, "four started etcd members", time.Minute, func() error { return l.etcdMembers(4) })
 	eventually(t, "five nodes Ready", 3*time.Minute, func() error { return l.nodesReady("lab-n1", "lab-n2", "lab-n3", "lab-n4", "lab-n5") })
 	eventually(t, "/readyz through the VIP", 30*time.Second, l.readyz)
+	// The scale-out plan restarts only keepalived on the old control planes:
+	// their API servers talk to their local etcd member and keep their certificates.
+	for n, pid := range before {
+		if now, err := l.unitPID(n, "kcore-kube-apiserver"); err != nil || now != pid {
+			t.Errorf("kube-apiserver on %s: pid %d before the scale-out, %d (%v) after: the plan promised no restart", n, pid, now, err)
+		}
+	}
 
 	out, err := l.kctl(2*time.Minute, "kubernetes", "scale", cluster, "--remove", "lab-n2,lab-n3,lab-n4", "--yes")
 	if err == nil || !strings.Contains(out+err.Error(), "quorum-loss") {
