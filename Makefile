@@ -9,7 +9,7 @@ PKGS        := ./...
 VERSION     ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS     := -X kcore.dev/kcore/pkg/version.Version=$(VERSION)
 
-.PHONY: all build demo deps test unit lint fmt-check vet staticcheck bench schemas clean k8s-bins lab lab-down
+.PHONY: all build demo deps test unit e2e lint fmt-check vet staticcheck bench schemas clean k8s-bins lab lab-down
 
 all: build
 
@@ -40,11 +40,18 @@ lab: build
 lab-down:
 	./scripts/lab.sh down
 
-## test: everything CI runs — lint, unit, integration and (as root) the real-process tests
-test: deps lint unit
+## test: everything CI runs — lint, unit, integration and (as root) the real-process
+## tests and the e2e lab scenarios
+test: deps lint unit e2e
 
 unit:
 	$(GO) test -count=1 -timeout 20m $(PKGS)
+
+## e2e: the lab scenarios against real etcd, kube-apiserver, kubelet, containerd and
+## keepalived in network namespaces (root only; builds the binaries on first run)
+e2e: build
+	@if [ "$$(id -u)" -ne 0 ]; then echo "e2e: SKIP: the lab scenarios need root (network namespaces)"; exit 0; fi; \
+	./scripts/build-k8s.sh && KCORE_E2E=1 $(GO) test -count=1 -timeout 45m -v ./tests/e2e/
 
 ## lint: gofmt, go vet and staticcheck (installed from the Go module proxy)
 lint: fmt-check vet staticcheck
