@@ -6,84 +6,25 @@ import (
 	"strings"
 )
 
-// ANSI styles used when colour is on.
-const (
-	ansiReset  = "\x1b[0m"
-	ansiBold   = "\x1b[1m"
-	ansiDim    = "\x1b[2m"
-	ansiRed    = "\x1b[31m"
-	ansiGreen  = "\x1b[32m"
-	ansiYellow = "\x1b[33m"
-	ansiCyan   = "\x1b[36m"
-)
-
-// printer writes a plan as text and keeps the first write error.
-type printer struct {
-	w     io.Writer
-	color bool
-	err   error
-}
-
-func (p *printer) style(codes, s string) string {
-	if !p.color || s == "" {
-		return s
-	}
-	return codes + s + ansiReset
-}
-
-func (p *printer) line(format string, args ...any) {
-	if p.err == nil {
-		_, p.err = fmt.Fprintf(p.w, format+"\n", args...)
-	}
-}
+// printer writes a plan as text.
+type printer struct{ TextPrinter }
 
 // WriteText prints p Terraform-style: blocking issues first and loudly, then
 // warnings, then each cluster's action with its field diff and its steps
 // grouped by node with their disruption and the projected etcd quorum, then a
 // summary line. ANSI colour is used only when color is true.
 func WriteText(w io.Writer, p *Plan, color bool) error {
-	pr := &printer{w: w, color: color}
-	pr.issues(p.Blocking, true)
-	pr.issues(p.Warnings, false)
+	pr := &printer{TextPrinter{W: w, Color: color}}
+	pr.Issues(p.Blocking, true, "this plan can be applied")
+	pr.Issues(p.Warnings, false, "")
 	for _, c := range p.Clusters {
 		pr.cluster(c, blocks(p, c.Name))
 	}
 	pr.summary(p)
-	if pr.err != nil {
-		return fmt.Errorf("write plan: %w", pr.err)
+	if pr.Err != nil {
+		return fmt.Errorf("write plan: %w", pr.Err)
 	}
 	return nil
-}
-
-func (p *printer) issues(list []Issue, blocking bool) {
-	if len(list) == 0 {
-		return
-	}
-	mark, color := "!", ansiYellow
-	if blocking {
-		mark, color = "✗", ansiRed
-		p.line("%s", p.style(ansiBold+ansiRed, fmt.Sprintf("✗ BLOCKED: %s must be fixed before this plan can be applied", plural(len(list), "blocking issue"))))
-	} else {
-		p.line("%s", p.style(ansiBold+ansiYellow, "! "+plural(len(list), "warning")))
-	}
-	p.line("")
-	for _, i := range list {
-		p.line("  %s %s", p.style(color, mark), p.style(ansiBold, i.Code))
-		var where []string
-		for _, f := range [][2]string{{"cluster", i.Cluster}, {"path", i.Path}, {"node", i.Node}} {
-			if f[1] != "" {
-				where = append(where, f[0]+" "+f[1])
-			}
-		}
-		if len(where) > 0 {
-			p.line("      %s", p.style(ansiDim, strings.Join(where, " · ")))
-		}
-		p.line("      %s", i.Message)
-		if i.Fix != "" {
-			p.line("      %s %s", p.style(ansiBold, "fix:"), i.Fix)
-		}
-		p.line("")
-	}
 }
 
 // blocks reports whether a blocking issue names the cluster.
@@ -100,51 +41,51 @@ func (p *printer) cluster(c ClusterPlan, blocked bool) {
 	var head string
 	switch c.Action {
 	case ActionCreate:
-		head = p.style(ansiGreen, "+ create") + " cluster " + quote(c.Name)
+		head = p.Style(StyleGreen, "+ create") + " cluster " + quote(c.Name)
 	case ActionUpdate:
-		head = p.style(ansiYellow, "~ update") + " cluster " + quote(c.Name) + " in place"
+		head = p.Style(StyleYellow, "~ update") + " cluster " + quote(c.Name) + " in place"
 	case ActionReplace:
-		head = p.style(ansiCyan, "-/+ replace") + " cluster " + quote(c.Name) + ": torn down and created again; its etcd data is lost"
+		head = p.Style(StyleCyan, "-/+ replace") + " cluster " + quote(c.Name) + ": torn down and created again; its etcd data is lost"
 	case ActionDelete:
-		head = p.style(ansiRed, "- delete") + " cluster " + quote(c.Name)
+		head = p.Style(StyleRed, "- delete") + " cluster " + quote(c.Name)
 	default:
 		head = "  no changes to cluster " + quote(c.Name)
 	}
-	p.line("%s", p.style(ansiBold, head))
+	p.Line("%s", p.Style(StyleBold, head))
 	if c.Action == ActionCreate && c.Desired != nil {
 		p.summaryOfSpec(c)
 	}
 	for _, d := range c.Diff {
 		switch {
 		case d.Old == "":
-			p.line("    %s %s: %s", p.style(ansiGreen, "+"), d.Path, quote(d.New))
+			p.Line("    %s %s: %s", p.Style(StyleGreen, "+"), d.Path, quote(d.New))
 		case d.New == "":
-			p.line("    %s %s: %s", p.style(ansiRed, "-"), d.Path, quote(d.Old))
+			p.Line("    %s %s: %s", p.Style(StyleRed, "-"), d.Path, quote(d.Old))
 		default:
-			p.line("    %s %s: %s → %s", p.style(ansiYellow, "~"), d.Path, quote(d.Old), quote(d.New))
+			p.Line("    %s %s: %s → %s", p.Style(StyleYellow, "~"), d.Path, quote(d.Old), quote(d.New))
 		}
 	}
 	switch {
 	case c.Action == ActionNoOp || len(c.Steps) > 0:
 	case blocked:
-		p.line("    (no steps: the changes above are blocked)")
+		p.Line("    (no steps: the changes above are blocked)")
 	default:
-		p.line("    (stored only: nothing restarts)")
+		p.Line("    (stored only: nothing restarts)")
 	}
 	p.steps(c.Steps)
-	p.line("")
+	p.Line("")
 }
 
 func (p *printer) summaryOfSpec(c ClusterPlan) {
 	s := c.Desired.Spec
-	p.line("    control planes: %s (bootstrap %s)", listOrNone(memberIDs(s.ControlPlaneNodes)), firstCP(c.Desired))
-	p.line("    workers: %s", listOrNone(memberIDs(s.WorkerNodes)))
+	p.Line("    control planes: %s (bootstrap %s)", listOrNone(memberIDs(s.ControlPlaneNodes)), firstCP(c.Desired))
+	p.Line("    workers: %s", listOrNone(memberIDs(s.WorkerNodes)))
 	ep := "https://" + s.APIServerEndpoint
 	if s.HighAvailability.Enabled {
 		ep += fmt.Sprintf(" (VIP %s on %s)", s.HighAvailability.VIPAddress, s.HighAvailability.VIPInterface)
 	}
-	p.line("    API: %s", ep)
-	p.line("    cni: %s · pods %s · services %s · dns %s", s.CNI, s.ClusterCIDR, s.ServiceCIDR, s.ClusterDNS)
+	p.Line("    API: %s", ep)
+	p.Line("    cni: %s · pods %s · services %s · dns %s", s.CNI, s.ClusterCIDR, s.ServiceCIDR, s.ClusterDNS)
 }
 
 func (p *printer) steps(steps []Step) {
@@ -156,18 +97,18 @@ func (p *printer) steps(steps []Step) {
 	for i, s := range steps {
 		if i == 0 || s.Node != node {
 			node = s.Node
-			p.line("")
-			p.line("    %s", p.style(ansiBold, "on "+node+":"))
+			p.Line("")
+			p.Line("    %s", p.Style(StyleBold, "on "+node+":"))
 		}
 		sym, col := stepSymbol(s.Action)
 		tag := disruptionTag(s)
-		text := fmt.Sprintf("%-*s  %-*s  %s%s", cw, s.Component, aw, s.Action, p.style(ansiYellow, tag), strings.Repeat(" ", dw-len(tag)))
+		text := fmt.Sprintf("%-*s  %-*s  %s%s", cw, s.Component, aw, s.Action, p.Style(StyleYellow, tag), strings.Repeat(" ", dw-len(tag)))
 		if s.Detail != "" {
 			text += "  " + s.Detail
 		}
-		p.line("      %s %s", p.style(col, sym), strings.TrimRight(text, " "))
+		p.Line("      %s %s", p.Style(col, sym), strings.TrimRight(text, " "))
 		if s.QuorumAfter != quorum && s.QuorumAfter != "no etcd members" {
-			p.line("          %s", p.style(ansiDim, "⇒ etcd: "+s.QuorumAfter))
+			p.Line("          %s", p.Style(StyleDim, "⇒ etcd: "+s.QuorumAfter))
 		}
 		quorum = s.QuorumAfter
 	}
@@ -185,13 +126,13 @@ func disruptionTag(s Step) string {
 func stepSymbol(action string) (string, string) {
 	switch action {
 	case StepCreate, StepStart, StepIssue, StepInstall, StepAddMember:
-		return "+", ansiGreen
+		return "+", StyleGreen
 	case StepStop, StepRemove, StepRemoveMember:
-		return "-", ansiRed
+		return "-", StyleRed
 	case StepKeep:
-		return "=", ansiDim
+		return "=", StyleDim
 	}
-	return "~", ansiYellow
+	return "~", StyleYellow
 }
 
 func (p *printer) summary(pl *Plan) {
@@ -200,17 +141,17 @@ func (p *printer) summary(pl *Plan) {
 		warn = " " + plural(n, "warning") + "."
 	}
 	if !pl.Changes() {
-		p.line("%s%s", p.style(ansiBold, "No changes. The stored clusters match the manifests."), warn)
+		p.Line("%s%s", p.Style(StyleBold, "No changes. The stored clusters match the manifests."), warn)
 	} else {
 		c := pl.Counts()
 		replace := ""
 		if c[ActionReplace] > 0 {
 			replace = fmt.Sprintf(" %d to replace,", c[ActionReplace])
 		}
-		p.line("%s%s", p.style(ansiBold, fmt.Sprintf("Plan: %d to create, %d to update,%s %d to delete.", c[ActionCreate], c[ActionUpdate], replace, c[ActionDelete])), warn)
+		p.Line("%s%s", p.Style(StyleBold, fmt.Sprintf("Plan: %d to create, %d to update,%s %d to delete.", c[ActionCreate], c[ActionUpdate], replace, c[ActionDelete])), warn)
 	}
 	if n := len(pl.Blocking); n > 0 {
-		p.line("%s", p.style(ansiBold+ansiRed, fmt.Sprintf("Blocked by %s: nothing will be applied.", plural(n, "issue"))))
+		p.Line("%s", p.Style(StyleBold+StyleRed, fmt.Sprintf("Blocked by %s: nothing will be applied.", plural(n, "issue"))))
 	}
 }
 
