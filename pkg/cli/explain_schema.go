@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"kcore.dev/kcore/pkg/manifest"
 	"kcore.dev/kcore/schemas"
 )
 
@@ -132,7 +133,7 @@ func lookup(root *schemaNode, path []string) (*schemaNode, bool, string, error) 
 		}
 		child, ok := parent.Properties[name]
 		if !ok {
-			return nil, false, "", fmt.Errorf("%w %q in %s; did you mean %q?", ErrUnknownField, name, where, closest(name, parent.sortedFields()))
+			return nil, false, "", fmt.Errorf("%w %q in %s; did you mean %q?", ErrUnknownField, name, where, closestField(name, parent.sortedFields()))
 		}
 		n, required = child, parent.isRequired(name)
 		if at == "" {
@@ -144,35 +145,8 @@ func lookup(root *schemaNode, path []string) (*schemaNode, bool, string, error) 
 	return n, required, at, nil
 }
 
-// closest is the candidate with the smallest edit distance to s, ignoring
-// case; ties go to the first in order.
-func closest(s string, candidates []string) string {
-	best, bestD := "", -1
-	for _, c := range candidates {
-		if d := editDistance(strings.ToLower(s), strings.ToLower(c)); bestD < 0 || d < bestD {
-			best, bestD = c, d
-		}
-	}
+// closestField is the field nearest to name, for "did you mean".
+func closestField(name string, fields []string) string {
+	best, _ := manifest.Closest(name, fields)
 	return best
-}
-
-// editDistance is the Levenshtein distance between a and b, in bytes.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"kcore.dev/kcore/pkg/manifest"
 )
 
 // runKctl runs kctl with args against buffers and returns stdout and the error.
@@ -97,8 +99,8 @@ func TestEditDistance(t *testing.T) {
 		{"kitten", "sitting", 3},
 	}
 	for _, tt := range tests {
-		if got := editDistance(tt.a, tt.b); got != tt.want {
-			t.Errorf("editDistance(%q, %q) = %d, want %d", tt.a, tt.b, got, tt.want)
+		if _, got := manifest.Closest(tt.a, []string{tt.b}); got != tt.want {
+			t.Errorf("distance(%q, %q) = %d, want %d", tt.a, tt.b, got, tt.want)
 		}
 	}
 }

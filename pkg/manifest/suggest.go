@@ -8,18 +8,25 @@ import (
 // suggest returns the allowed name closest to got, or "" when none is close:
 // case, '_' and '-' are ignored, then at most a third of the letters may differ.
 func suggest(got string, allowed []string) string {
-	best, bestD := "", -1
-	g := normalizeName(got)
-	for _, a := range allowed {
-		d := levenshtein(g, normalizeName(a))
-		if bestD < 0 || d < bestD {
-			best, bestD = a, d
-		}
-	}
-	if bestD < 0 || bestD > max(1, len(g)/3) {
+	best, d := Closest(got, allowed)
+	if d < 0 || d > max(1, len(normalizeName(got))/3) {
 		return ""
 	}
 	return best
+}
+
+// Closest returns the candidate nearest to got by edit distance, ignoring
+// case, '_' and '-' (ties go to the first), and that distance; -1 when there
+// are no candidates.
+func Closest(got string, candidates []string) (string, int) {
+	best, bestD := "", -1
+	g := normalizeName(got)
+	for _, c := range candidates {
+		if d := levenshtein(g, normalizeName(c)); bestD < 0 || d < bestD {
+			best, bestD = c, d
+		}
+	}
+	return best, bestD
 }
 
 func normalizeName(s string) string {
