@@ -11,8 +11,14 @@ import (
 // block serves the blocking-query parameters of a GET: with ?index=N it
 // waits until the object (kind, name) — or the whole kind when name is "" —
 // changes past N, or ?wait (default and cap apiv1.MaxWait) runs out. It
-// returns the index to answer with.
+// returns the index to answer with, never 0: a kind nothing was written to
+// yet answers 1, so a client that sends it back blocks instead of spinning.
 func (s *Server) block(c *call, kind, name string) (uint64, error) {
+	idx, err := s.wait(c, kind, name)
+	return max(idx, 1), err
+}
+
+func (s *Server) wait(c *call, kind, name string) (uint64, error) {
 	st := s.backend.State()
 	q := c.r.URL.Query()
 	v := q.Get(apiv1.ParamIndex)

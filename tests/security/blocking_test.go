@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"kcore.dev/kcore/pkg/api"
 	"kcore.dev/kcore/pkg/apiv1"
@@ -98,5 +99,31 @@ func TestNodeStateBlocksAndRedacts(t *testing.T) {
 	want(t, r, http.StatusOK, "")
 	if strings.Contains(string(r.body), "PRIVATE KEY BYTES") || strings.Contains(string(r.body), "kcore-sealed") || !strings.Contains(string(r.body), "plain") {
 		t.Fatalf("viewer saw secret material or lost plain files: %s", r.body)
+	}
+}
+
+// TestEmptyKindBlocks: a kind nothing was written to answers index 1, and a
+// blocking query sent back with it waits instead of returning at once (an
+// agent whose NodeState does not exist yet must not spin).
+func TestEmptyKindBlocks(t *testing.T) {
+	e := newEnv(t, 1)
+	node := e.client(apiv1.RoleNode, "n9")
+	r := e.call(node, e.leader(), http.MethodGet, apiv1.NodePath("n9", "state"), nil)
+	want(t, r, http.StatusOK, "")
+	if got := r.header.Get(apiv1.HeaderIndex); got != "1" {
+		t.Fatalf("index of an empty kind = %q, want 1", got)
+	}
+	done := make(chan response, 1)
+	go func() {
+		r, err := do(node, http.MethodGet, fmt.Sprintf("https://%s%s?index=1&wait=1m", e.leader().addr, apiv1.NodePath("n9", "state")), nil)
+		if err != nil {
+			r = response{status: -1, body: []byte(err.Error())}
+		}
+		done <- r
+	}()
+	select {
+	case r := <-done:
+		t.Fatalf("blocking query on an empty kind returned at once: %d %s", r.status, r.body)
+	case <-time.After(300 * time.Millisecond):
 	}
 }
