@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"time"
 
 	"kcore.dev/kcore/pkg/apiv1"
@@ -40,7 +41,21 @@ func (s *Server) apply(ctx context.Context, p commander) (uint64, error) {
 // audit commits the call's audit entry through raft. A failure is logged:
 // the answer has been given already.
 func (s *Server) audit(c *call, status int, code string) {
-	e := apiv1.AuditEntry{
+	entry, err := s.auditEntry(c, status, code)
+	if err != nil {
+		s.log.Error("encode audit entry", "err", err)
+		return
+	}
+	ctx, cancel := detached(c.r.Context())
+	defer cancel()
+	if _, err := s.apply(ctx, store.AppendAudit{Entry: entry}); err != nil {
+		s.log.Error("commit audit entry", "route", c.rt.pattern, "subject", c.subject(), "result", status, "err", err)
+	}
+}
+
+// auditEntry encodes the call's audit entry with its result.
+func (s *Server) auditEntry(c *call, status int, code string) (json.RawMessage, error) {
+	return json.Marshal(apiv1.AuditEntry{
 		Time:     s.now().UTC().Format(time.RFC3339Nano),
 		ID:       c.reqID,
 		Subject:  c.subject(),
@@ -51,15 +66,22 @@ func (s *Server) audit(c *call, status int, code string) {
 		PlanHash: c.planHash,
 		Result:   status,
 		Code:     code,
-	}
-	b, err := json.Marshal(e)
+	})
+}
+
+// applyAudited commits op together with the call's audit entry (result 200)
+// in one log entry, so a write costs one raft commit, not two, and the two
+// cannot be separated. When op fails nothing is committed and finish audits
+// the refusal on its own.
+func (s *Server) applyAudited(c *call, op store.Op) (uint64, error) {
+	entry, err := s.auditEntry(c, http.StatusOK, "")
 	if err != nil {
-		s.log.Error("encode audit entry", "err", err)
-		return
+		return 0, fmt.Errorf("encode audit entry: %w", err)
 	}
-	ctx, cancel := detached(c.r.Context())
-	defer cancel()
-	if _, err := s.apply(ctx, store.AppendAudit{Entry: b}); err != nil {
-		s.log.Error("commit audit entry", "route", c.rt.pattern, "subject", e.Subject, "result", status, "err", err)
+	idx, err := s.apply(c.r.Context(), store.Batch{Ops: []store.Op{op}, Audit: &store.AppendAudit{Entry: entry}})
+	if err != nil {
+		return idx, err
 	}
+	c.skipAudit = true
+	return idx, nil
 }

@@ -117,7 +117,7 @@ func (s *Server) putObject(c *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	idx, err := s.apply(c.r.Context(), store.Put{Kind: kind, Name: name, Data: data, ExpectModifyIndex: expect})
+	idx, err := s.applyAudited(c, store.Op{Put: &store.Put{Kind: kind, Name: name, Data: data, ExpectModifyIndex: expect}})
 	if err != nil {
 		return nil, err
 	}
@@ -194,7 +194,7 @@ func (s *Server) deleteObject(c *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	idx, err := s.apply(c.r.Context(), store.Delete{Kind: kind, Name: name, ExpectModifyIndex: expect})
+	idx, err := s.applyAudited(c, store.Op{Delete: &store.Delete{Kind: kind, Name: name, ExpectModifyIndex: expect}})
 	if err != nil {
 		return nil, err
 	}

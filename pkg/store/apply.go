@@ -237,6 +237,9 @@ func (t *txn) batch(b Batch) error {
 			return fmt.Errorf("batch op %d: %w", i, err)
 		}
 	}
+	if b.Audit != nil {
+		return t.appendAudit(*b.Audit)
+	}
 	return nil
 }
 

@@ -303,3 +303,24 @@ func TestAuditIsTrimmedOldestFirst(t *testing.T) {
 		t.Fatalf("kept %s..%s", list[0].Name, list[len(list)-1].Name)
 	}
 }
+
+// TestBatchAudit: a batch's audit entry commits with its operations, named
+// after the batch's index, and not at all when an operation fails.
+func TestBatchAudit(t *testing.T) {
+	s := New(nil)
+	audit := &AppendAudit{Entry: json.RawMessage(`{"who":"alice"}`)}
+	ok := mustCmd(t)(Batch{Ops: []Op{putOp("K", "a", `1`, Expect(0))}, Audit: audit}.Command())
+	if res := s.Apply(5, ok); res.Err != nil {
+		t.Fatal(res.Err)
+	}
+	if got := dump(s, KindAudit); len(got) != 1 || got[0] != "Audit/"+AuditName(5)+"@5:5="+`{"who":"alice"}` {
+		t.Fatalf("audit after a good batch = %v", got)
+	}
+	bad := mustCmd(t)(Batch{Ops: []Op{putOp("K", "a", `2`, Expect(0))}, Audit: audit}.Command())
+	if res := s.Apply(6, bad); !errors.Is(res.Err, ErrConflict) {
+		t.Fatalf("conflicting batch = %v, want ErrConflict", res.Err)
+	}
+	if got := dump(s, KindAudit); len(got) != 1 {
+		t.Fatalf("a failed batch left its audit entry: %v", got)
+	}
+}

@@ -78,6 +78,10 @@ type Op struct {
 type Batch struct {
 	// Ops are the operations, applied in order.
 	Ops []Op `json:"ops"`
+	// Audit, when set, is appended (as AppendAudit would) once every
+	// operation succeeded, in the same log entry: a write and its audit
+	// entry commit together or not at all.
+	Audit *AppendAudit `json:"audit,omitempty"`
 }
 
 // AppendAudit appends one audit entry as the object (KindAudit,
