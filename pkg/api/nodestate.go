@@ -19,6 +19,10 @@ type NodeState struct {
 	Units []Unit `json:"units,omitempty"`
 	// Volumes to create, grow and mount before units start.
 	Volumes []VolumeOp `json:"volumes,omitempty"`
+	// PurgeVolumes are volumes the agent must unmount and delete, only if
+	// it created them (a cluster deleted with --purge-volumes); every other
+	// volume is kept with its data.
+	PurgeVolumes []VolumeOp `json:"purgeVolumes,omitempty"`
 	// Tasks are oneshots that run when their input hash changes.
 	Tasks []Task `json:"tasks,omitempty"`
 }
