@@ -105,3 +105,18 @@ func (f Filesystem) Grow(ctx context.Context, fsType, dev, mountpoint string) er
 	}
 	return nil
 }
+
+// Unmount unmounts whatever is mounted at mountpoint; false when nothing was.
+func (f Filesystem) Unmount(ctx context.Context, mountpoint string) (bool, error) {
+	res, err := f.Runner.Run(ctx, []string{"findmnt", "-n", "-o", "SOURCE", "--mountpoint", mountpoint})
+	if err != nil && execrun.ExitCode(err) != 1 {
+		return false, fmt.Errorf("unmount %s: %w", mountpoint, err)
+	}
+	if err != nil || strings.TrimSpace(string(res.Stdout)) == "" {
+		return false, nil
+	}
+	if _, err := f.Runner.Run(ctx, []string{"umount", mountpoint}); err != nil {
+		return false, fmt.Errorf("unmount %s: %w", mountpoint, err)
+	}
+	return true, nil
+}

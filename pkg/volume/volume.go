@@ -226,4 +226,28 @@ func (m *Manager) Delete(ctx context.Context, op api.VolumeOp) error {
 	return m.dropRecord(op.Name)
 }
 
+// Purge unmounts and deletes a volume kcore created; a volume it did not
+// create is refused (ErrNotOwned) before any command runs.
+func (m *Manager) Purge(ctx context.Context, op api.VolumeOp) error {
+	records, err := m.loadRecords()
+	if err != nil {
+		return err
+	}
+	if rec, ok := records[op.Name]; !ok || !rec.Owned {
+		return fmt.Errorf("purge volume %s: %w", op.Name, ErrNotOwned)
+	}
+	if op.MountPath != "" && op.Role != RolePool {
+		mnt := op.MountPath
+		if m.Resolve != nil {
+			if mnt, err = m.Resolve(op.MountPath); err != nil {
+				return fmt.Errorf("purge volume %s: %w", op.Name, err)
+			}
+		}
+		if _, err := (Filesystem{Runner: m.Runner}).Unmount(ctx, mnt); err != nil {
+			return fmt.Errorf("purge volume %s: %w", op.Name, err)
+		}
+	}
+	return m.Delete(ctx, op)
+}
+
 func roundUp(n, to int64) int64 { return (n + to - 1) / to * to }
