@@ -14,19 +14,25 @@ import (
 
 // teardownState is what a node leaving a cluster is given: nothing, so its
 // agent stops every unit and removes every file it wrote for the cluster.
-// Volumes are kept: the agent deletes a volume only when told to, and this is
-// the one place a --purge-volumes would add that instruction.
-func teardownState(cluster, node string, gen int64) *api.NodeState {
-	return &api.NodeState{Cluster: cluster, NodeID: node, Generation: gen}
+// Volumes are kept unless purge lists them (the node's last rendered
+// volumes, for a delete with --purge-volumes): the agent then unmounts and
+// deletes those it created.
+func teardownState(cluster, node string, gen int64, purge []api.VolumeOp) *api.NodeState {
+	return &api.NodeState{Cluster: cluster, NodeID: node, Generation: gen, PurgeVolumes: purge}
 }
 
 // teardownStep moves one node's teardown forward: it publishes the empty
 // state, or — once the node reported it, is unregistered, or stayed silent
 // for DeleteGrace — deletes the state and the node's report. done is true
-// when the node has nothing left to do.
-func (o *Orchestrator) teardownStep(cluster, node string, st *storedState, rep *reportObj, force bool, now time.Time) ([]store.Op, bool, error) {
+// when the node has nothing left to do. purge asks the node to delete the
+// volumes of its last rendered state.
+func (o *Orchestrator) teardownStep(cluster, node string, st *storedState, rep *reportObj, force, purge bool, now time.Time) ([]store.Op, bool, error) {
 	if !st.empty() {
-		op, err := o.putState(teardownState(cluster, node, st.ns.Generation+1), st)
+		var vols []api.VolumeOp
+		if purge {
+			vols = st.ns.Volumes
+		}
+		op, err := o.putState(teardownState(cluster, node, st.ns.Generation+1, vols), st)
 		if err != nil {
 			return nil, false, err
 		}
@@ -85,7 +91,8 @@ func (o *Orchestrator) reconcileDelete(ctx context.Context, obj store.Object, c 
 	var ops []store.Op
 	var waiting []string
 	for _, id := range ids {
-		step, done, err := o.teardownStep(name, id, states[id], reports[id], isTrue(c.Status.Conditions, CondForceDelete), now)
+		step, done, err := o.teardownStep(name, id, states[id], reports[id],
+			isTrue(c.Status.Conditions, CondForceDelete), isTrue(c.Status.Conditions, CondPurgeVolumes), now)
 		if err != nil {
 			return false, err
 		}
@@ -115,9 +122,6 @@ func (o *Orchestrator) reconcileDelete(ctx context.Context, obj store.Object, c 
 	ops = append(ops, store.Op{Delete: &store.Delete{Kind: api.KindKubernetesCluster, Name: obj.Name, ExpectModifyIndex: store.Expect(obj.ModifyIndex)}})
 	if err := o.apply(ctx, ops, now); err != nil {
 		return false, fmt.Errorf("delete cluster %s: %w", name, err)
-	}
-	if isTrue(c.Status.Conditions, CondPurgeVolumes) {
-		o.log.Warn("volumes kept: purging volumes on delete is not implemented yet", "cluster", name)
 	}
 	o.log.Info("cluster deleted", "cluster", name)
 	return false, nil

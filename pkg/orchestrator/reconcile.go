@@ -239,7 +239,7 @@ func (o *Orchestrator) removeLeavers(ctx context.Context, kube *kubeConn, c *api
 			continue
 		}
 		st := states[id]
-		op, done, err := o.teardownStep(name, id, st, reports[id], false, now)
+		op, done, err := o.teardownStep(name, id, st, reports[id], false, false, now)
 		if err != nil {
 			return false, nil, err
 		}
