@@ -23,12 +23,17 @@ const (
 	KindTask   = "task"
 )
 
-// VolumeEnsurer ensures one volume (volume.Manager in production).
+// VolumeEnsurer ensures and purges volumes (volume.Manager in production).
 type VolumeEnsurer interface {
+	// Ensure creates, grows, formats and mounts one volume.
 	Ensure(ctx context.Context, op api.VolumeOp) (volume.Outcome, error)
+	// Purge unmounts and deletes one volume, refusing (volume.ErrNotOwned)
+	// one kcore did not create.
+	Purge(ctx context.Context, op api.VolumeOp) error
 }
 
-// Applier applies NodeStates: volumes, then files, then units, then tasks.
+// Applier applies NodeStates: volumes, then files, then units, then the
+// volumes to purge, then tasks.
 // It is idempotent, and its progress (files written, units ensured, tasks
 // run) is persisted under Root so a new Applier carries on where an earlier
 // one stopped.
@@ -164,6 +169,7 @@ func (a *Applier) applyOne(ctx context.Context, ns *api.NodeState) (api.NodeRepo
 		return rep, nil
 	}
 	rep.Items = append(rep.Items, a.applyUnits(ctx, ns, cs)...)
+	rep.Items = append(rep.Items, a.purgeVolumes(ctx, ns, cs)...)
 	if err := a.state.save(a.Root); err != nil {
 		return rep, err
 	}
@@ -187,7 +193,7 @@ func (a *Applier) resolveAll(ns *api.NodeState) (map[string]string, []api.ItemSt
 		}
 		paths[f.Path] = p
 	}
-	for _, v := range ns.Volumes {
+	for _, v := range append(append([]api.VolumeOp(nil), ns.Volumes...), ns.PurgeVolumes...) {
 		if v.MountPath == "" {
 			continue
 		}
@@ -228,6 +234,7 @@ func (a *Applier) applyVolumes(ctx context.Context, ns *api.NodeState, cs *Clust
 				break
 			}
 			cs.Volumes[v.Name] = v.SizeBytes
+			delete(cs.Purged, v.Name)
 			it.Message = outcomeMessage(out)
 		}
 		items = append(items, it)

@@ -31,6 +31,9 @@ type ClusterState struct {
 	Tasks map[string]string `json:"tasks,omitempty"`
 	// Volumes maps each volume ensured to its size.
 	Volumes map[string]int64 `json:"volumes,omitempty"`
+	// Purged lists the volumes this agent unmounted and deleted, so a
+	// re-applied purge reports them done instead of refusing them.
+	Purged map[string]bool `json:"purged,omitempty"`
 }
 
 // FileRecord is one written file.
@@ -59,6 +62,9 @@ func (s *State) cluster(name string) *ClusterState {
 	}
 	if cs.Volumes == nil {
 		cs.Volumes = map[string]int64{}
+	}
+	if cs.Purged == nil {
+		cs.Purged = map[string]bool{}
 	}
 	return cs
 }
