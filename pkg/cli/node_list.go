@@ -1,0 +1,59 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"kcore.dev/kcore/pkg/api"
+)
+
+// newNodeListCmd is `kctl node list`: the machines whose agents registered.
+func newNodeListCmd(s Streams) *cobra.Command {
+	return &cobra.Command{
+		Use:   "list",
+		Short: "List the nodes whose agents registered, with their facts",
+		Long: `List every node whose kcore-node-agent registered with the controller: its id,
+hostname, addresses, failure domain, kubelet version and the storage backends it
+reported. A node appears here once its agent has joined with a token from
+'kctl node token create' and sent its facts; only registered nodes can be
+control planes in a plan.`,
+		Example: "  kctl node list",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c, _, err := ctlClient(cmd)
+			if err != nil {
+				return err
+			}
+			defer c.Close()
+			objs, err := c.List(cmdContext(cmd), api.KindNode)
+			if err != nil {
+				return fmt.Errorf("list nodes: %w", err)
+			}
+			tw := newTable(s.Out)
+			if err := row(tw, "ID", "HOSTNAME", "ADDRESSES", "FAILURE DOMAIN", "KUBELET", "STORAGE"); err != nil {
+				return err
+			}
+			for _, o := range objs.Items {
+				var n api.Node
+				if err := json.Unmarshal(o.Data, &n); err != nil {
+					return fmt.Errorf("decode node %s: %w", o.Name, err)
+				}
+				f := n.Facts
+				var storage []string
+				for _, b := range f.Storage {
+					storage = append(storage, fmt.Sprintf("%s:%s (%d GiB free)", b.Class, b.Name, b.FreeBytes>>30))
+				}
+				sort.Strings(storage)
+				if err := row(tw, o.Name, orDash(f.Hostname), orDash(strings.Join(f.Addresses, ",")),
+					orDash(f.Labels[api.FailureDomainLabel]), orDash(f.Versions["kubelet"]), orDash(strings.Join(storage, ", "))); err != nil {
+					return err
+				}
+			}
+			return tw.Flush()
+		},
+	}
+}
