@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
 	"fmt"
 	"time"
 
@@ -20,24 +19,16 @@ the cluster's status), and AGE since the cluster was stored.`,
 		Example: `  kctl kubernetes list`,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			c, _, err := ctlClient(cmd)
+			items, err := listObjects[api.KubernetesCluster](cmd, api.KindKubernetesCluster)
 			if err != nil {
 				return err
-			}
-			defer c.Close()
-			l, err := c.List(cmdContext(cmd), api.KindKubernetesCluster)
-			if err != nil {
-				return fmt.Errorf("list clusters: %w", err)
 			}
 			tw := newTable(s.Out)
 			if err := row(tw, "NAME", "PHASE", "ENDPOINT", "CONTROL PLANES", "WORKERS", "AGE"); err != nil {
 				return err
 			}
-			for _, o := range l.Items {
-				var kc api.KubernetesCluster
-				if err := json.Unmarshal(o.Data, &kc); err != nil {
-					return fmt.Errorf("decode cluster %s: %w", o.Name, err)
-				}
+			for _, it := range items {
+				o, kc := it.obj, it.val
 				cp, w := readyCounts(&kc)
 				if err := row(tw, o.Name, orUnknown(kc.Status.Phase), kc.Spec.APIServerEndpoint,
 					fmt.Sprintf("%d/%d", cp, len(kc.Spec.ControlPlaneNodes)),

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
@@ -24,31 +23,22 @@ control planes in a plan.`,
 		Example: "  kctl node list",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			c, _, err := ctlClient(cmd)
+			nodes, err := listObjects[api.Node](cmd, api.KindNode)
 			if err != nil {
 				return err
-			}
-			defer c.Close()
-			objs, err := c.List(cmdContext(cmd), api.KindNode)
-			if err != nil {
-				return fmt.Errorf("list nodes: %w", err)
 			}
 			tw := newTable(s.Out)
 			if err := row(tw, "ID", "HOSTNAME", "ADDRESSES", "FAILURE DOMAIN", "KUBELET", "STORAGE"); err != nil {
 				return err
 			}
-			for _, o := range objs.Items {
-				var n api.Node
-				if err := json.Unmarshal(o.Data, &n); err != nil {
-					return fmt.Errorf("decode node %s: %w", o.Name, err)
-				}
-				f := n.Facts
+			for _, n := range nodes {
+				f := n.val.Facts
 				var storage []string
 				for _, b := range f.Storage {
 					storage = append(storage, fmt.Sprintf("%s:%s (%d GiB free)", b.Class, b.Name, b.FreeBytes>>30))
 				}
 				sort.Strings(storage)
-				if err := row(tw, o.Name, orDash(f.Hostname), orDash(strings.Join(f.Addresses, ",")),
+				if err := row(tw, n.obj.Name, orDash(f.Hostname), orDash(strings.Join(f.Addresses, ",")),
 					orDash(f.Labels[api.FailureDomainLabel]), orDash(f.Versions["kubelet"]), orDash(strings.Join(storage, ", "))); err != nil {
 					return err
 				}
