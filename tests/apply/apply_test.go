@@ -8,6 +8,8 @@ import (
 	"kcore.dev/kcore/pkg/apiv1"
 	"kcore.dev/kcore/pkg/client"
 	"kcore.dev/kcore/pkg/plan"
+
+	"kcore.dev/kcore/tests/apiserve"
 )
 
 // TestApplyThroughFollower plans and applies on a follower: both are
@@ -66,7 +68,7 @@ func TestApplyThroughFollower(t *testing.T) {
 // to a touched object between plan and apply, a blocked plan.
 func TestStaleAndBlocked(t *testing.T) {
 	e := newEnv(t)
-	leader := apiOf(e.c.WaitLeader()).addr
+	leader := apiserve.Of(e.c.WaitLeader()).Addr
 	admin := e.client(apiv1.RoleClusterAdmin, leader)
 	ctx := t.Context()
 	e.putNode(admin, "node-201", "192.168.41.201")
@@ -159,7 +161,7 @@ func TestStaleAndBlocked(t *testing.T) {
 // ClusterUpdates and scales but not cluster manifests.
 func TestRoles(t *testing.T) {
 	e := newEnv(t)
-	leader := apiOf(e.c.WaitLeader()).addr
+	leader := apiserve.Of(e.c.WaitLeader()).Addr
 	admin := e.client(apiv1.RoleClusterAdmin, leader)
 	viewer := e.client(apiv1.RoleViewer, leader)
 	operator := e.client(apiv1.RoleOperator, leader)

@@ -6,17 +6,16 @@ import (
 	"encoding/json"
 	"errors"
 	"net"
-	"net/http"
 	"testing"
 	"time"
 
 	"kcore.dev/kcore/pkg/api"
 	"kcore.dev/kcore/pkg/apiv1"
 	"kcore.dev/kcore/pkg/client"
-	"kcore.dev/kcore/pkg/controller"
 	"kcore.dev/kcore/pkg/pki"
 	"kcore.dev/kcore/pkg/secrets"
 	"kcore.dev/kcore/pkg/server"
+	"kcore.dev/kcore/tests/apiserve"
 	"kcore.dev/kcore/tests/harness"
 )
 
@@ -27,12 +26,6 @@ type env struct {
 	ca      *pki.CA
 	keyring *secrets.Keyring
 	cert    tls.Certificate
-}
-
-type apiServer struct {
-	srv  *server.Server
-	http *http.Server
-	addr string
 }
 
 func newEnv(t *testing.T) *env {
@@ -62,14 +55,14 @@ func newEnv(t *testing.T) *env {
 		t.Fatal(err)
 	}
 	e := &env{t: t, ca: ca, keyring: kr, cert: cert}
-	e.c = harness.New(t, harness.Options{Replicas: 3, Hooks: harness.Hooks{Started: e.startAPI, Stopping: e.stopAPI}})
+	e.c = harness.New(t, harness.Options{Replicas: 3, Hooks: harness.Hooks{Started: e.startAPI, Stopping: apiserve.Stop}})
 	e.c.Eventually(harness.DefaultTimeout, func() error {
 		l := e.c.Leader()
 		if l == nil {
 			return errors.New("no leader")
 		}
 		for _, r := range e.c.Running() {
-			if _, err := apiOf(l).srv.RecordMember(context.Background(), r.ID, r.Addr, apiOf(r).addr); err != nil {
+			if _, err := apiserve.Of(l).Server.RecordMember(context.Background(), r.ID, r.Addr, apiserve.Of(r).Addr); err != nil {
 				return err
 			}
 		}
@@ -80,37 +73,15 @@ func newEnv(t *testing.T) *env {
 }
 
 func (e *env) startAPI(r *harness.Replica) error {
-	srv, err := server.New(server.Config{
-		Backend: controller.NewBackend(r.Node()), CA: e.ca, Keyring: e.keyring,
-		ForwardTLS: server.ClientTLS(e.cert, e.ca.Pool()),
-	})
-	if err != nil {
-		return err
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return err
-	}
-	hs := srv.HTTPServer(server.ServerTLS(e.cert, e.ca.Pool()))
-	go func() { _ = hs.ServeTLS(ln, "", "") }()
-	r.Extra = &apiServer{srv: srv, http: hs, addr: ln.Addr().String()}
-	return nil
+	return apiserve.Start(r, server.Config{CA: e.ca, Keyring: e.keyring, ForwardTLS: server.ClientTLS(e.cert, e.ca.Pool())}, e.cert, e.ca)
 }
-
-func (e *env) stopAPI(r *harness.Replica) {
-	if a, ok := r.Extra.(*apiServer); ok {
-		_ = a.http.Close()
-	}
-}
-
-func apiOf(r *harness.Replica) *apiServer { return r.Extra.(*apiServer) }
 
 // follower returns a follower's API address.
 func (e *env) follower() string {
 	l := e.c.WaitLeader()
 	for _, r := range e.c.Running() {
 		if r != l {
-			return apiOf(r).addr
+			return apiserve.Of(r).Addr
 		}
 	}
 	e.t.Fatal("no follower")

@@ -69,7 +69,7 @@ func TestAuditLog(t *testing.T) {
 	if len(filtered) != 0 {
 		t.Fatalf("since filter in the future: %d entries, want 0", len(filtered))
 	}
-	if _, ok := l.srv.LastSeen("n1"); !ok {
+	if _, ok := l.Server.LastSeen("n1"); !ok {
 		t.Fatal("heartbeat not recorded")
 	}
 }

@@ -37,7 +37,7 @@ func TestAuthentication(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r, err := do(tt.client, http.MethodPut, "https://"+leader.addr+apiv1.ObjectPath(api.KindKubernetesCluster, "c1"), clusterJSON("c1"))
+			r, err := do(tt.client, http.MethodPut, "https://"+leader.Addr+apiv1.ObjectPath(api.KindKubernetesCluster, "c1"), clusterJSON("c1"))
 			if tt.status == -1 {
 				if err == nil && r.status != http.StatusUnauthorized {
 					t.Fatalf("status %d, want 401 or a refused handshake", r.status)

@@ -35,7 +35,7 @@ func TestBlockingQuery(t *testing.T) {
 			cur := e.c.WaitLeader().Node().State().KeyIndex(api.KindKubernetesCluster, strings.TrimPrefix(p, apiv1.ObjectPath(api.KindKubernetesCluster, "")+"/"))
 			done := make(chan response, 1)
 			go func() {
-				r, err := do(viewer, http.MethodGet, fmt.Sprintf("https://%s%s?index=%d&wait=1m", e.leader().addr, p, cur), nil)
+				r, err := do(viewer, http.MethodGet, fmt.Sprintf("https://%s%s?index=%d&wait=1m", e.leader().Addr, p, cur), nil)
 				if err != nil {
 					r = response{status: -1, body: []byte(err.Error())}
 				}
@@ -82,7 +82,7 @@ func TestNodeStateBlocksAndRedacts(t *testing.T) {
 	start := r.header.Get(apiv1.HeaderIndex)
 	done := make(chan response, 1)
 	go func() {
-		r, err := do(node, http.MethodGet, "https://"+l.addr+apiv1.NodePath("n1", "state")+"?index="+start+"&wait=1m", nil)
+		r, err := do(node, http.MethodGet, "https://"+l.Addr+apiv1.NodePath("n1", "state")+"?index="+start+"&wait=1m", nil)
 		if err != nil {
 			r = response{status: -1, body: []byte(err.Error())}
 		}
@@ -115,7 +115,7 @@ func TestEmptyKindBlocks(t *testing.T) {
 	}
 	done := make(chan response, 1)
 	go func() {
-		r, err := do(node, http.MethodGet, fmt.Sprintf("https://%s%s?index=1&wait=1m", e.leader().addr, apiv1.NodePath("n9", "state")), nil)
+		r, err := do(node, http.MethodGet, fmt.Sprintf("https://%s%s?index=1&wait=1m", e.leader().Addr, apiv1.NodePath("n9", "state")), nil)
 		if err != nil {
 			r = response{status: -1, body: []byte(err.Error())}
 		}

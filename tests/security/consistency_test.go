@@ -8,6 +8,8 @@ import (
 
 	"kcore.dev/kcore/pkg/api"
 	"kcore.dev/kcore/pkg/apiv1"
+
+	"kcore.dev/kcore/tests/apiserve"
 )
 
 func TestFollowerForwardsToLeader(t *testing.T) {
@@ -39,7 +41,7 @@ func TestFollowerForwardsToLeader(t *testing.T) {
 		t.Fatalf("index header %q, want %d", r.header.Get(apiv1.HeaderIndex), w.Index)
 	}
 	// A forged forwarding header from a non-controller is ignored.
-	req, _ := http.NewRequest(http.MethodPut, "https://"+e.leader().addr+apiv1.ObjectPath(api.KindKubernetesCluster, "c3"), nil)
+	req, _ := http.NewRequest(http.MethodPut, "https://"+e.leader().Addr+apiv1.ObjectPath(api.KindKubernetesCluster, "c3"), nil)
 	req.Header.Set(apiv1.HeaderForwarded, "r1")
 	req.Header.Set("X-Kcore-Forwarded-Role", apiv1.RoleClusterAdmin)
 	resp, err := viewer.Do(req)
@@ -68,7 +70,7 @@ func TestStaleReadIsLocal(t *testing.T) {
 			e.c.Stop(r.Index)
 		}
 	}
-	a := apiOf(survivor)
+	a := apiserve.Of(survivor)
 	path := apiv1.ObjectPath(api.KindKubernetesCluster, "c1")
 	r := e.call(viewer, a, http.MethodGet, path+"?stale=true", nil)
 	want(t, r, http.StatusOK, "")

@@ -16,10 +16,10 @@ import (
 	"time"
 
 	"kcore.dev/kcore/pkg/apiv1"
-	"kcore.dev/kcore/pkg/controller"
 	"kcore.dev/kcore/pkg/pki"
 	"kcore.dev/kcore/pkg/secrets"
 	"kcore.dev/kcore/pkg/server"
+	"kcore.dev/kcore/tests/apiserve"
 	"kcore.dev/kcore/tests/harness"
 )
 
@@ -39,13 +39,6 @@ func (c *clock) Advance(d time.Duration) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.now = c.now.Add(d)
-}
-
-// apiServer is one replica's API server.
-type apiServer struct {
-	srv  *server.Server
-	http *http.Server
-	addr string
 }
 
 // env is a cluster of replicas, each with an HTTPS API.
@@ -88,47 +81,20 @@ func newEnv(t *testing.T, replicas int) *env {
 	e := &env{t: t, ca: ca, keyring: kr, clock: &clock{now: now}, tlsCert: cert}
 	e.c = harness.New(t, harness.Options{Replicas: replicas, Hooks: harness.Hooks{
 		Started:  e.startAPI,
-		Stopping: e.stopAPI,
+		Stopping: apiserve.Stop,
 	}})
 	e.recordMembers()
 	return e
 }
 
 func (e *env) startAPI(r *harness.Replica) error {
-	srv, err := server.New(server.Config{
-		Backend:    controller.NewBackend(r.Node()),
+	return apiserve.Start(r, server.Config{
 		CA:         e.ca,
 		Keyring:    e.keyring,
 		ForwardTLS: server.ClientTLS(e.tlsCert, e.ca.Pool()),
 		Now:        e.clock.Now,
-	})
-	if err != nil {
-		return err
-	}
-	addr := "127.0.0.1:0"
-	if prev, ok := r.Extra.(*apiServer); ok {
-		addr = prev.addr
-	}
-	var ln net.Listener
-	if err := harness.Poll(harness.DefaultTimeout, func() error {
-		ln, err = net.Listen("tcp", addr)
-		return err
-	}); err != nil {
-		return err
-	}
-	hs := srv.HTTPServer(server.ServerTLS(e.tlsCert, e.ca.Pool()))
-	go func() { _ = hs.ServeTLS(ln, "", "") }()
-	r.Extra = &apiServer{srv: srv, http: hs, addr: ln.Addr().String()}
-	return nil
+	}, e.tlsCert, e.ca)
 }
-
-func (e *env) stopAPI(r *harness.Replica) {
-	if a, ok := r.Extra.(*apiServer); ok {
-		_ = a.http.Close()
-	}
-}
-
-func apiOf(r *harness.Replica) *apiServer { return r.Extra.(*apiServer) }
 
 // recordMembers writes every replica's Member object through the leader,
 // as kcore-controller does on bootstrap and join.
@@ -140,7 +106,7 @@ func (e *env) recordMembers() {
 			return errors.New("no leader")
 		}
 		for _, r := range e.c.Running() {
-			if _, err := apiOf(l).srv.RecordMember(context.Background(), r.ID, r.Addr, apiOf(r).addr); err != nil {
+			if _, err := apiserve.Of(l).Server.RecordMember(context.Background(), r.ID, r.Addr, apiserve.Of(r).Addr); err != nil {
 				return err
 			}
 		}
@@ -150,13 +116,13 @@ func (e *env) recordMembers() {
 }
 
 // leader and follower return a replica's API.
-func (e *env) leader() *apiServer { return apiOf(e.c.WaitLeader()) }
+func (e *env) leader() *apiserve.API { return apiserve.Of(e.c.WaitLeader()) }
 
-func (e *env) follower() *apiServer {
+func (e *env) follower() *apiserve.API {
 	l := e.c.WaitLeader()
 	for _, r := range e.c.Running() {
 		if r != l {
-			return apiOf(r)
+			return apiserve.Of(r)
 		}
 	}
 	e.t.Fatal("no follower")
@@ -258,9 +224,9 @@ func do(c *http.Client, method, url string, body any) (response, error) {
 }
 
 // call is do that fails the test on a transport error.
-func (e *env) call(c *http.Client, a *apiServer, method, path string, body any) response {
+func (e *env) call(c *http.Client, a *apiserve.API, method, path string, body any) response {
 	e.t.Helper()
-	r, err := do(c, method, "https://"+a.addr+path, body)
+	r, err := do(c, method, "https://"+a.Addr+path, body)
 	if err != nil {
 		e.t.Fatalf("%s %s: %v", method, path, err)
 	}

@@ -33,7 +33,7 @@ func TestMembersAndHealth(t *testing.T) {
 	want(t, r, http.StatusOK, "")
 	var h apiv1.Health
 	r.decode(t, &h)
-	if h.Role != apiv1.StateFollower || h.LeaderAddr != e.leader().addr || len(h.Peers) != 3 || h.AppliedIndex == 0 {
+	if h.Role != apiv1.StateFollower || h.LeaderAddr != e.leader().Addr || len(h.Peers) != 3 || h.AppliedIndex == 0 {
 		t.Fatalf("follower health %+v", h)
 	}
 	r = e.call(viewer, e.leader(), http.MethodGet, apiv1.PathMetrics, nil)
