@@ -124,6 +124,23 @@ type ClusterStatus struct {
 	Nodes []NodeStatus `json:"nodes,omitempty" yaml:"nodes,omitempty"`
 	// LastHealthCheck is when health was last checked, RFC 3339.
 	LastHealthCheck string `json:"lastHealthCheck,omitempty" yaml:"lastHealthCheck,omitempty"`
+	// KubernetesVersion is the Kubernetes release the cluster runs, e.g.
+	// v1.37.2: recorded from the controller's --kubernetes-version when the
+	// cluster is created, moved only by a ClusterUpdate.
+	KubernetesVersion string `json:"kubernetesVersion,omitempty" yaml:"kubernetesVersion,omitempty"`
+	// Pins are the nodes whose components run another release than
+	// KubernetesVersion while a ClusterUpdate rolls, by node id.
+	Pins map[string]NodePin `json:"pins,omitempty" yaml:"pins,omitempty"`
+}
+
+// NodePin is the Kubernetes release one node's components run during a
+// rollout; an empty field means the cluster's KubernetesVersion.
+type NodePin struct {
+	// ControlPlane is the release of kube-apiserver, kube-controller-manager
+	// and kube-scheduler.
+	ControlPlane string `json:"controlPlane,omitempty" yaml:"controlPlane,omitempty"`
+	// Kubelet is the release of the kubelet (and kube-proxy).
+	Kubelet string `json:"kubelet,omitempty" yaml:"kubelet,omitempty"`
 }
 
 // NodeStatus is one cluster member's observed state.

@@ -64,6 +64,11 @@ type Unit struct {
 	InputHash string `json:"inputHash"`
 	// HealthURL, when set, is probed to decide whether the unit is healthy (e.g. https://127.0.0.1:6443/readyz).
 	HealthURL string `json:"healthUrl,omitempty"`
+	// Version pins the release of the unit's binary, e.g. v1.37.2: the
+	// runtime resolves a bare argv[0] in <releases-dir>/<Version>/ (the
+	// agent's --releases-dir) and fails the unit when it is missing there.
+	// Empty (or an agent without --releases-dir) uses --bin-dir.
+	Version string `json:"version,omitempty"`
 }
 
 // Task is a oneshot that runs when its InputHash changes (apply a manifest,

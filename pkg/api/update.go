@@ -76,6 +76,12 @@ type UpdateStatus struct {
 	Steps []UpdateStep `json:"steps,omitempty" yaml:"steps,omitempty"`
 	// Message explains a pause or failure.
 	Message string `json:"message,omitempty" yaml:"message,omitempty"`
+	// FromVersion is the Kubernetes release the nodes ran when the rollout
+	// started; a rollback returns them to it.
+	FromVersion string `json:"fromVersion,omitempty" yaml:"fromVersion,omitempty"`
+	// ToVersion is the Kubernetes release the rollout moves the nodes to
+	// (empty when the update does not move Kubernetes).
+	ToVersion string `json:"toVersion,omitempty" yaml:"toVersion,omitempty"`
 }
 
 // UpdateStep is one step of a rollout.
@@ -90,4 +96,10 @@ type UpdateStep struct {
 	FinishedAt string `json:"finishedAt,omitempty" yaml:"finishedAt,omitempty"`
 	// Message explains a failure.
 	Message string `json:"message,omitempty" yaml:"message,omitempty"`
+	// Scope is what moves on the step's nodes: node, control-plane or kubelet.
+	Scope string `json:"scope,omitempty" yaml:"scope,omitempty"`
+	// SnapshotBefore names the clusters whose etcd is snapshotted before the step.
+	SnapshotBefore []string `json:"snapshotBefore,omitempty" yaml:"snapshotBefore,omitempty"`
+	// Snapshots are the etcd snapshots taken before the step.
+	Snapshots []string `json:"snapshots,omitempty" yaml:"snapshots,omitempty"`
 }

@@ -48,6 +48,7 @@ type agentFlags struct {
 	root        string
 	runtime     string
 	binDir      string
+	releasesDir string
 	labels      []string
 	arp         []string
 	logLevel    string
@@ -77,6 +78,7 @@ func NewAgent(s Streams) *cobra.Command {
 	pf.StringVar(&fl.root, "root", "/", "host root every path is resolved under")
 	pf.StringVar(&fl.runtime, "runtime", "supervisor", "unit runtime: supervisor, systemd or nixos")
 	pf.StringVar(&fl.binDir, "bin-dir", "", "directory searched first for unit and task binaries")
+	pf.StringVar(&fl.releasesDir, "releases-dir", "", "directory with one subdirectory per Kubernetes release (DIR/v1.37.2/kube-apiserver); units pinned to a release run from there, so a ClusterUpdate switches binaries")
 	pf.StringArrayVar(&fl.labels, "label", nil, "node label k=v reported with the facts (repeatable)")
 	pf.StringArrayVar(&fl.arp, "arp-check", nil, "address (ADDR or ADDR%IFACE) whose ARP answer the facts report (repeatable)")
 	pf.StringVar(&fl.logLevel, "log-level", "info", "log level: debug, info, warn or error")
@@ -161,13 +163,13 @@ func (fl *agentFlags) build(log *slog.Logger) (*node, error) {
 	n := &node{root: root, close: func() {}}
 	switch fl.runtime {
 	case "supervisor":
-		sup, err := runtime.NewSupervisor(runtime.SupervisorConfig{Root: root, BinDir: fl.binDir, Log: log.With("component", "supervisor")})
+		sup, err := runtime.NewSupervisor(runtime.SupervisorConfig{Root: root, BinDir: fl.binDir, ReleasesDir: fl.releasesDir, Log: log.With("component", "supervisor")})
 		if err != nil {
 			return nil, err
 		}
 		n.runtime, n.close = sup, func() { sup.Close() }
 	case "systemd":
-		n.runtime = &runtime.Systemd{Root: root, BinDir: fl.binDir, Runner: runner, Log: log.With("component", "systemd")}
+		n.runtime = &runtime.Systemd{Root: root, BinDir: fl.binDir, ReleasesDir: fl.releasesDir, Runner: runner, Log: log.With("component", "systemd")}
 	case "nixos":
 		nx, err := runtime.NewNixOS(root, fl.binDir, runner, log.With("component", "nixos"))
 		if err != nil {

@@ -27,6 +27,9 @@ type SupervisorConfig struct {
 	Root string
 	// BinDir is searched first for a bare argv[0], then $PATH.
 	BinDir string
+	// ReleasesDir holds one directory per release (<ReleasesDir>/v1.37.2/…);
+	// a unit with a Version runs its binary from there (see BinaryPath).
+	ReleasesDir string
 	// Log receives the supervisor's own events.
 	Log *slog.Logger
 	// BackoffInitial is the first restart delay (default 1s); it doubles per

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"kcore.dev/kcore/pkg/api"
-	"kcore.dev/kcore/pkg/execrun"
 )
 
 // exitInfo is how a process ended (code -1: signal or unknown).
@@ -143,7 +142,7 @@ func (s *Supervisor) start(p *proc) (int, <-chan exitInfo, error) {
 	if len(u.Argv) == 0 {
 		return 0, nil, fmt.Errorf("start %s: %w: no argv", u.Name, ErrInvalidUnit)
 	}
-	bin, err := execrun.LookPath(u.Argv[0], []string{s.cfg.BinDir})
+	bin, err := BinaryPath(u, s.cfg.BinDir, s.cfg.ReleasesDir)
 	if err != nil {
 		return 0, nil, err
 	}

@@ -24,6 +24,9 @@ type Systemd struct {
 	Root string
 	// BinDir makes bare argv[0]s absolute.
 	BinDir string
+	// ReleasesDir makes a pinned unit's bare argv[0] absolute under
+	// <ReleasesDir>/<Version> (see UnitBinDir), so a new pin is a new unit file.
+	ReleasesDir string
 	// Runner runs systemctl.
 	Runner execrun.Runner
 	// Log receives events.
@@ -53,7 +56,7 @@ func (s *Systemd) Ensure(ctx context.Context, u api.Unit) (bool, error) {
 	if err := validate(u); err != nil {
 		return false, fmt.Errorf("ensure unit %q: %w", u.Name, err)
 	}
-	want := SystemdUnitFile(u, s.BinDir)
+	want := SystemdUnitFile(u, UnitBinDir(u, s.BinDir, s.ReleasesDir))
 	path := s.unitPath(u.Name)
 	old, err := os.ReadFile(path)
 	exists := err == nil
