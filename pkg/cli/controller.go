@@ -95,6 +95,7 @@ func NewController(s Streams) *cobra.Command {
 	f.StringVar(&cfg.EncryptionKeyFile, "encryption-key", "", "32-byte secrets key file (default: PKI_DIR/encryption.key)")
 	f.DurationVar(&cfg.HealthInterval, "health-interval", 30*time.Second, "how often the leader re-checks every cluster's health (etcd quorum, API /readyz, heartbeats)")
 	f.StringVar((*string)(&cfg.RenderOptions.Profile), "render-profile", "", "kubelet settings profile of every rendered node: empty (production) or lab (cgroup v1, no QoS cgroups; see docs/lab.md)")
+	f.StringVar(&cfg.RenderOptions.KubernetesVersion, "kubernetes-version", "", "Kubernetes release new clusters run, e.g. v1.37.2 (recorded in each cluster at creation; agents with --releases-dir run it from DIR/v1.37.2/); a ClusterUpdate moves it later")
 	f.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	root.AddCommand(newControllerVersionCmd(s))
 	return root

@@ -11,6 +11,7 @@ import (
 
 	"kcore.dev/kcore/pkg/orchestrator"
 	"kcore.dev/kcore/pkg/render"
+	"kcore.dev/kcore/pkg/rollout"
 )
 
 // PKI file names in Config.PKIDir, as `kctl controller init` writes them.
@@ -86,6 +87,9 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.Bootstrap && len(c.Join) > 0 {
 		return c, errors.New("config: --bootstrap and --join exclude each other")
+	}
+	if v := c.RenderOptions.KubernetesVersion; v != "" && rollout.Release(v) != v {
+		return c, fmt.Errorf("config: --kubernetes-version %q: want a release like v1.37.2", v)
 	}
 	if c.EncryptionKeyFile == "" {
 		c.EncryptionKeyFile = filepath.Join(c.PKIDir, FileEncryptionKey)

@@ -43,10 +43,17 @@ func (o *Orchestrator) reconcile(ctx context.Context, name string, checkHealth b
 	reports := o.loadReports(name)
 	status := c.Status
 	status.Conditions = append([]api.Condition(nil), c.Status.Conditions...)
+	if status.KubernetesVersion == "" && o.cfg.RenderOptions.KubernetesVersion != "" {
+		// A new cluster records the controller's release: only a
+		// ClusterUpdate moves it from now on.
+		status.KubernetesVersion = o.cfg.RenderOptions.KubernetesVersion
+	}
+	rc := c
+	rc.Status.KubernetesVersion = status.KubernetesVersion
 
 	opts := o.cfg.RenderOptions
 	opts.EtcdClusterExists = etcdExists(&c, states)
-	rendered, err := render.Render(&c, sec, o.loadNodes(&c), opts)
+	rendered, err := render.Render(&rc, sec, o.loadNodes(&c), opts)
 	if err != nil {
 		o.log.Warn("render cluster", "cluster", name, "err", err)
 		status.Conditions = setCondition(status.Conditions, api.Condition{

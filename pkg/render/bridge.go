@@ -122,11 +122,13 @@ func (r *renderer) kubeProxy(b *builder, m api.ClusterNode) error {
 		"",
 	}, "\n")
 	b.file(KubeProxyConfigPath, modeConfig, conf, false)
+	v := r.release(m.NodeID, false)
 	b.unit(api.Unit{
 		Name:      UnitKubeProxy,
+		Version:   v,
 		Argv:      []string{"kube-proxy", "--config=" + KubeProxyConfigPath},
 		Restart:   api.RestartAlways,
 		HealthURL: fmt.Sprintf("http://127.0.0.1:%d/healthz", KubeProxyHealthzPort),
-	}, []string{KubeProxyConfigPath, KubeProxyKubeconfigPath}, r.k8sExtra())
+	}, []string{KubeProxyConfigPath, KubeProxyKubeconfigPath}, k8sExtra(v))
 	return nil
 }

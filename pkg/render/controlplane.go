@@ -105,8 +105,10 @@ func (r *renderer) apiServer(b *builder, m api.ClusterNode) error {
 		"--service-account-signing-key-file=" + pkiPath("sa.key"),
 		"--service-cluster-ip-range=" + s.ServiceCIDR,
 	}
+	v := r.release(m.NodeID, true)
 	b.unit(api.Unit{
 		Name:      UnitAPIServer,
+		Version:   v,
 		Argv:      argv,
 		After:     []string{UnitEtcd},
 		Restart:   api.RestartAlways,
@@ -117,13 +119,13 @@ func (r *renderer) apiServer(b *builder, m api.ClusterNode) error {
 		pkiPath("apiserver-kubelet-client.crt"), pkiPath("apiserver-kubelet-client.key"),
 		pkiPath("front-proxy-ca.crt"), pkiPath("front-proxy-client.crt"), pkiPath("front-proxy-client.key"),
 		pkiPath("sa.pub"), pkiPath("sa.key"),
-	}, r.k8sExtra())
+	}, k8sExtra(v))
 	return nil
 }
 
 // controllerManager renders kube-controller-manager: node CIDR allocation from
 // clusterCidr, CSR signing with the cluster CA.
-func (r *renderer) controllerManager(b *builder) error {
+func (r *renderer) controllerManager(b *builder, m api.ClusterNode) error {
 	s := &r.c.Spec
 	kc := ControllerManagerKubeconfigPath
 	argv := []string{
@@ -148,21 +150,25 @@ func (r *renderer) controllerManager(b *builder) error {
 		"--use-service-account-credentials=true",
 		"--controllers=*,bootstrapsigner,tokencleaner",
 	}
+	v := r.release(m.NodeID, true)
 	b.unit(api.Unit{
 		Name:      UnitControllerManager,
+		Version:   v,
 		Argv:      argv,
 		After:     []string{UnitAPIServer},
 		Restart:   api.RestartAlways,
 		HealthURL: fmt.Sprintf("https://127.0.0.1:%d/healthz", ControllerManagerPort),
-	}, []string{kc, pkiPath("ca.crt"), pkiPath("ca.key"), pkiPath("front-proxy-ca.crt"), pkiPath("sa.key")}, r.k8sExtra())
+	}, []string{kc, pkiPath("ca.crt"), pkiPath("ca.key"), pkiPath("front-proxy-ca.crt"), pkiPath("sa.key")}, k8sExtra(v))
 	return nil
 }
 
 // scheduler renders kube-scheduler.
-func (r *renderer) scheduler(b *builder) error {
+func (r *renderer) scheduler(b *builder, m api.ClusterNode) error {
 	kc := SchedulerKubeconfigPath
+	v := r.release(m.NodeID, true)
 	b.unit(api.Unit{
-		Name: UnitScheduler,
+		Name:    UnitScheduler,
+		Version: v,
 		Argv: []string{
 			"kube-scheduler",
 			"--kubeconfig=" + kc,
@@ -175,6 +181,6 @@ func (r *renderer) scheduler(b *builder) error {
 		After:     []string{UnitAPIServer},
 		Restart:   api.RestartAlways,
 		HealthURL: fmt.Sprintf("https://127.0.0.1:%d/healthz", SchedulerPort),
-	}, []string{kc}, r.k8sExtra())
+	}, []string{kc}, k8sExtra(v))
 	return nil
 }

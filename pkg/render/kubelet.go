@@ -27,12 +27,14 @@ func (r *renderer) kubelet(b *builder, m api.ClusterNode, controlPlane bool) err
 	if r.bridge {
 		reads = append(reads, BridgeCNIPath)
 	}
+	v := r.release(m.NodeID, false)
 	b.unit(api.Unit{
 		Name:      UnitKubelet,
+		Version:   v,
 		Argv:      argv,
 		Restart:   api.RestartAlways,
 		HealthURL: fmt.Sprintf("http://127.0.0.1:%d/healthz", KubeletHealthzPort),
-	}, reads, r.k8sExtra())
+	}, reads, k8sExtra(v))
 	return nil
 }
 

@@ -108,8 +108,8 @@ func (r *renderer) node(m api.ClusterNode) (*api.NodeState, error) {
 			func() error { return r.controlPlanePKI(b, m) },
 			func() error { return r.etcd(b, m) },
 			func() error { return r.apiServer(b, m) },
-			func() error { return r.controllerManager(b) },
-			func() error { return r.scheduler(b) },
+			func() error { return r.controllerManager(b, m) },
+			func() error { return r.scheduler(b, m) },
 		)
 		if r.ha {
 			steps = append(steps, func() error { return r.keepalived(b, m) }, func() error { return r.firewall(b) })
@@ -145,5 +145,24 @@ func (r *renderer) localAPIURL() string {
 	return "https://" + net.JoinHostPort("127.0.0.1", strconv.Itoa(r.apiPort))
 }
 
-// k8sExtra is the extra hash input of every Kubernetes binary's unit.
-func (r *renderer) k8sExtra() string { return "kubernetes-version=" + r.opts.KubernetesVersion }
+// k8sExtra is the extra hash input of a Kubernetes binary's unit running
+// release v, so a new release restarts the unit.
+func k8sExtra(v string) string { return "kubernetes-version=" + v }
+
+// release is the Kubernetes release node id's components run: the node's
+// rollout pin (control-plane components or the kubelet), else the
+// cluster's recorded release, else Options.KubernetesVersion.
+func (r *renderer) release(id string, controlPlane bool) string {
+	pin := r.c.Status.Pins[id]
+	v := pin.Kubelet
+	if controlPlane {
+		v = pin.ControlPlane
+	}
+	if v == "" {
+		v = r.c.Status.KubernetesVersion
+	}
+	if v == "" {
+		v = r.opts.KubernetesVersion
+	}
+	return v
+}

@@ -76,10 +76,27 @@ func InitialStatus(p *RolloutPlan) api.UpdateStatus {
 	if !p.WaitsForApproval {
 		st.Phase = PhaseApproved
 	}
+	if p.Kubernetes != nil {
+		st.ToVersion = Release(p.Kubernetes.To)
+	}
 	for _, s := range p.Steps {
-		st.Steps = append(st.Steps, api.UpdateStep{Nodes: s.NodeIDs(), State: StepPending})
+		st.Steps = append(st.Steps, api.UpdateStep{
+			Nodes: s.NodeIDs(), State: StepPending, Scope: s.Scope,
+			SnapshotBefore: append([]string(nil), s.SnapshotBefore...),
+		})
 	}
 	return st
+}
+
+// Release names a Kubernetes version as a release directory does: v1.37.2
+// for 1.37.2 or v1.37.2; empty for anything that is not a full
+// major.minor.patch version.
+func Release(s string) string {
+	v, ok := parseVersion(s)
+	if !ok || v.patch < 0 {
+		return ""
+	}
+	return "v" + v.String()
 }
 
 // Next says what the roller does next for the stored status. It only reads:

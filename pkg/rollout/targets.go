@@ -2,6 +2,7 @@ package rollout
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 
@@ -54,9 +55,39 @@ func newEnv(in Input) *env {
 			if !slices.Contains(e.memberOf[m.NodeID], c) {
 				e.memberOf[m.NodeID] = append(e.memberOf[m.NodeID], c)
 			}
+			e.pinVersions(c, m.NodeID)
 		}
 	}
 	return e
+}
+
+// pinVersions makes a member's version facts say what the cluster pins it
+// to (its release and the node's rollout pin): the binaries in the agent's
+// --bin-dir, which the facts probe, need not be the ones it runs.
+func (e *env) pinVersions(c *api.KubernetesCluster, id string) {
+	n := e.nodes[id]
+	if n == nil || c.Status.KubernetesVersion == "" && c.Status.Pins[id] == (api.NodePin{}) {
+		return
+	}
+	cp := *n
+	cp.Facts.Versions = maps.Clone(n.Facts.Versions)
+	if cp.Facts.Versions == nil {
+		cp.Facts.Versions = map[string]string{}
+	}
+	pin := c.Status.Pins[id]
+	set := func(key, v string) {
+		if v == "" {
+			v = c.Status.KubernetesVersion
+		}
+		if v != "" {
+			cp.Facts.Versions[key] = v
+		}
+	}
+	set(VersionKubelet, pin.Kubelet)
+	if isControlPlane(c, id) {
+		set(VersionAPIServer, pin.ControlPlane)
+	}
+	e.nodes[id] = &cp
 }
 
 // targets resolves the update's nodes, sorted by id. allNodes means every
