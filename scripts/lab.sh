@@ -28,6 +28,12 @@
 #                   n1..n3, the others register and wait for a scale-out
 #   LAB_APPLY=0     stop once the controllers and agents are up, before the apply
 #                   (the e2e tests drive the apply themselves)
+#   LAB_K8S_VERSION Kubernetes release new clusters run (default: the release of
+#                   $KCORE_CACHE/bin/current). Each agent gets --releases-dir
+#                   $KCORE_LAB_DIR/<node>/releases with one link per release built
+#                   in the cache (current, and e.g. v1.36.3 from
+#                   scripts/build-k8s.sh --k8s-version v1.36.3 --link v1.36.3),
+#                   so a ClusterUpdate switches binaries per node.
 set -euo pipefail
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -120,6 +126,12 @@ binaries() {
     say "checking the etcd and Kubernetes binaries in $CACHE/bin against their stamps"
   fi
   "$REPO/scripts/build-k8s.sh" >&2
+  CURRENT_VERSION=$("$K8SBIN/kube-apiserver" --version | awk '{print $2}')
+  K8S_VERSION=${LAB_K8S_VERSION:-$CURRENT_VERSION}
+  if [ "$K8S_VERSION" != "$CURRENT_VERSION" ] && [ ! -x "$CACHE/bin/$K8S_VERSION/kube-apiserver" ]; then
+    echo "LAB_K8S_VERSION=$K8S_VERSION is not built: scripts/build-k8s.sh --k8s-version $K8S_VERSION --link $K8S_VERSION" >&2
+    exit 2
+  fi
   say "binaries: $("$K8SBIN/kube-apiserver" --version), etcd $("$K8SBIN/etcd" --version | awk 'NR==1{print $3}'), $("$KBIN/kctl" version 2>/dev/null | head -1)"
 }
 
@@ -161,7 +173,7 @@ controllers() {
     mkdir -p "$LAB/controller-$i"
     setsid "$KBIN/kcore-controller" --pki-dir "$LAB/pki/controller-$i" --data-dir "$LAB/controller-$i" \
       --listen "$HOST_ADDR:${CONTROLLER_PORTS[$i]}" "${join[@]}" \
-      --render-profile lab --health-interval 10s \
+      --render-profile lab --health-interval 10s --kubernetes-version "$K8S_VERSION" \
       >"$LAB/log/controller-$i.log" 2>&1 </dev/null &
     echo $! >"$LAB/run/controller-$i.pid"
     say "controller-$i: pid $! on $HOST_ADDR:${CONTROLLER_PORTS[$i]} (log $LAB/log/controller-$i.log)"
@@ -203,8 +215,21 @@ state = "$r/run/containerd/state"
 EOF
 }
 
+# releases NODE_ROOT: one link per release in the cache, the directory a
+# unit pinned to that release runs its binaries from.
+releases() {
+  local r=$1 d
+  mkdir -p "$r/releases"
+  ln -sfn "$K8SBIN" "$r/releases/$CURRENT_VERSION"
+  for d in "$CACHE"/bin/v*; do
+    [ -d "$d" ] && [ -x "$d/kube-apiserver" ] && ln -sfn "$d" "$r/releases/$(basename "$d")"
+  done
+  return 0
+}
+
 node_up() {
   local n=$1 r=$LAB/$1 tok
+  releases "$r"
   mkdir -p "$r/etc/containerd" "$r/run/containerd" "$r/var/lib/containerd" "$r/etc/cni/net.d" "$r/opt/containerd"
   containerd_config "$r" >"$r/etc/containerd/config.toml"
   in_ns "$n" setsid containerd --config "$r/etc/containerd/config.toml" \
@@ -218,7 +243,7 @@ node_up() {
   for p in "${CONTROLLER_PORTS[@]}"; do ctl+=(--controller "$HOST_ADDR:$p"); done
   in_ns "$n" setsid "$KBIN/kcore-node-agent" --node-id "$(nodeid "$n")" "${ctl[@]}" \
     --join-token-file "$LAB/run/token-$n" --ca-file "$LAB/controller-ca.crt" \
-    --root "$r" --runtime supervisor --bin-dir "$K8SBIN" \
+    --root "$r" --runtime supervisor --bin-dir "$K8SBIN" --releases-dir "$r/releases" \
     >"$LAB/log/agent-$n.log" 2>&1 </dev/null &
   echo $! >"$LAB/run/agent-$n.pid"
   say "node $(nodeid "$n"): containerd pid $(cat "$LAB/run/containerd-$n.pid"), agent pid $! in $(ns "$n"), root $r"
