@@ -131,7 +131,33 @@ type ClusterStatus struct {
 	// Pins are the nodes whose components run another release than
 	// KubernetesVersion while a ClusterUpdate rolls, by node id.
 	Pins map[string]NodePin `json:"pins,omitempty" yaml:"pins,omitempty"`
+	// EtcdGeneration counts the etcd disaster recoveries the cluster went
+	// through: etcd keeps its data in /var/lib/etcd at 0 and in
+	// /var/lib/etcd-restore/<generation>/data after a restore.
+	EtcdGeneration int `json:"etcdGeneration,omitempty" yaml:"etcdGeneration,omitempty"`
+	// EtcdRestore is the etcd restore in progress, nil when none is.
+	EtcdRestore *EtcdRestore `json:"etcdRestore,omitempty" yaml:"etcdRestore,omitempty"`
 }
+
+// EtcdRestore is a requested etcd disaster recovery: every control plane
+// restores the same stored snapshot into the data directory of Generation
+// and etcd starts again from it as a new cluster of the same members.
+type EtcdRestore struct {
+	// Snapshot is the stored EtcdSnapshot's name, <cluster>/<taken>-<reason>.
+	Snapshot string `json:"snapshot" yaml:"snapshot"`
+	// Generation is the EtcdGeneration the restore creates.
+	Generation int `json:"generation" yaml:"generation"`
+	// Phase is restoring until every control plane runs etcd on the new
+	// data and the cluster is healthy; the restore is then removed.
+	Phase string `json:"phase" yaml:"phase"`
+	// RequestedBy is the subject that asked for the restore.
+	RequestedBy string `json:"requestedBy,omitempty" yaml:"requestedBy,omitempty"`
+	// StartedAt is when the restore was requested, RFC 3339.
+	StartedAt string `json:"startedAt,omitempty" yaml:"startedAt,omitempty"`
+}
+
+// EtcdRestorePhaseRestoring is the phase of an EtcdRestore in progress.
+const EtcdRestorePhaseRestoring = "restoring"
 
 // NodePin is the Kubernetes release one node's components run during a
 // rollout; an empty field means the cluster's KubernetesVersion.

@@ -37,7 +37,17 @@ type File struct {
 	Content string `json:"content"`
 	// Secret marks keys and kubeconfigs: never printed or logged.
 	Secret bool `json:"secret,omitempty"`
+	// Encoding says how Content encodes the file's bytes: empty for text,
+	// EncodingBase64 or EncodingGzipBase64 for binary files (an etcd
+	// snapshot); the agent decodes it before writing.
+	Encoding string `json:"encoding,omitempty"`
 }
+
+// File encodings.
+const (
+	EncodingBase64     = "base64"
+	EncodingGzipBase64 = "gzip+base64"
+)
 
 // Restart policies.
 const (
