@@ -26,7 +26,7 @@ usage: scripts/build-k8s.sh [options]
   --etcd-version V   etcd release to build (default v3.7.3)
   --out DIR          cache of binaries (default ${KCORE_CACHE:-$HOME/.cache/kcore}/bin)
   --link NAME        name of the symlink directory in DIR (default current)
-  --only LIST        comma-separated subset of: etcd,etcdctl,kube-apiserver,
+  --only LIST        comma-separated subset of: etcd,etcdctl,etcdutl,kube-apiserver,
                      kube-controller-manager,kube-scheduler,kubelet,kube-proxy,kubectl
   --force            rebuild even when the stamp matches
   --pin              write tests/k8sbins/<name>-<version>/ go.mod and go.sum for the
@@ -76,6 +76,7 @@ etcd_mod="$root/tests/k8sbins/etcd-$etcd_version"
 declare -A pkg=(
   [etcd]=go.etcd.io/etcd/server/v3
   [etcdctl]=go.etcd.io/etcd/etcdctl/v3
+  [etcdutl]=go.etcd.io/etcd/etcdutl/v3
   [kube-apiserver]=k8s.io/kubernetes/cmd/kube-apiserver
   [kube-controller-manager]=k8s.io/kubernetes/cmd/kube-controller-manager
   [kube-scheduler]=k8s.io/kubernetes/cmd/kube-scheduler
@@ -83,8 +84,8 @@ declare -A pkg=(
   [kube-proxy]=k8s.io/kubernetes/cmd/kube-proxy
   [kubectl]=k8s.io/kubernetes/cmd/kubectl
 )
-all_components=(etcd etcdctl kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy kubectl)
-etcd_components=(etcd etcdctl)
+all_components=(etcd etcdctl etcdutl kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy kubectl)
+etcd_components=(etcd etcdctl etcdutl)
 k8s_components=(kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy kubectl)
 
 export GOWORK=off GOFLAGS="-mod=readonly -buildvcs=false"
@@ -101,19 +102,21 @@ pin_etcd() {
   gover=$(awk '$1 == "go" { print $2; exit }' "$gomod")
   mkdir -p "$dir"
   cat >"$dir/go.mod" <<EOF
-// Pins etcd $etcd_version for the lab: the etcd and etcdctl commands exactly as
-// released. Written by scripts/build-k8s.sh --pin; the build never edits it.
+// Pins etcd $etcd_version for the lab: the etcd, etcdctl and etcdutl commands
+// exactly as released. Written by scripts/build-k8s.sh --pin; the build never edits it.
 module kcore.dev/kcore/tests/k8sbins/etcd-$etcd_version
 
 go $gover
 
 tool (
 	go.etcd.io/etcd/etcdctl/v3
+	go.etcd.io/etcd/etcdutl/v3
 	go.etcd.io/etcd/server/v3
 )
 
 require (
 	go.etcd.io/etcd/etcdctl/v3 $etcd_version
+	go.etcd.io/etcd/etcdutl/v3 $etcd_version
 	go.etcd.io/etcd/server/v3 $etcd_version
 )
 EOF
@@ -234,6 +237,7 @@ expected_version() {
   case "$1" in
     etcd) echo "etcd Version: ${etcd_version#v}" ;;
     etcdctl) echo "etcdctl version: ${etcd_version#v}" ;;
+    etcdutl) echo "etcdutl version: ${etcd_version#v}" ;;
     kubectl) echo "Client Version: $k8s_version" ;;
     *) echo "Kubernetes $k8s_version" ;;
   esac
@@ -243,7 +247,7 @@ expected_version() {
 reported_version() {
   case "$1" in
     etcd) "$2" --version ;;
-    etcdctl) "$2" version ;;
+    etcdctl | etcdutl) "$2" version ;;
     kubectl) "$2" version --client ;;
     *) "$2" --version ;;
   esac 2>&1 || true

@@ -1,11 +1,12 @@
-// Pins etcd v3.7.3 for the lab: the etcd and etcdctl commands exactly as
-// released. Written by scripts/build-k8s.sh --pin; the build never edits it.
+// Pins etcd v3.7.3 for the lab: the etcd, etcdctl and etcdutl commands
+// exactly as released. Written by scripts/build-k8s.sh --pin; the build never edits it.
 module kcore.dev/kcore/tests/k8sbins/etcd-v3.7.3
 
 go 1.26.0
 
 tool (
 	go.etcd.io/etcd/etcdctl/v3
+	go.etcd.io/etcd/etcdutl/v3
 	go.etcd.io/etcd/server/v3
 )
 
@@ -57,6 +58,7 @@ require (
 	go.etcd.io/etcd/client/pkg/v3 v3.7.3 // indirect
 	go.etcd.io/etcd/client/v3 v3.7.3 // indirect
 	go.etcd.io/etcd/etcdctl/v3 v3.7.3 // indirect
+	go.etcd.io/etcd/etcdutl/v3 v3.7.3 // indirect
 	go.etcd.io/etcd/pkg/v3 v3.7.3 // indirect
 	go.etcd.io/etcd/server/v3 v3.7.3 // indirect
 	go.etcd.io/raft/v3 v3.7.0 // indirect
