@@ -2,10 +2,13 @@ package agent
 
 import (
 	"bytes"
+	"compress/gzip"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 
@@ -33,15 +36,47 @@ func contentHash(content string) string {
 // already match; it reports whether it wrote.
 func writeFile(path string, f api.File) (bool, error) {
 	mode := fileMode(f)
+	content, err := fileBytes(f)
+	if err != nil {
+		return false, err
+	}
 	if st, err := os.Lstat(path); err == nil && st.Mode().IsRegular() && st.Mode().Perm() == mode {
-		if cur, err := os.ReadFile(path); err == nil && bytes.Equal(cur, []byte(f.Content)) {
+		if cur, err := os.ReadFile(path); err == nil && bytes.Equal(cur, content) {
 			return false, nil
 		}
 	}
-	if err := runtime.WriteFileAtomic(path, []byte(f.Content), mode); err != nil {
+	if err := runtime.WriteFileAtomic(path, content, mode); err != nil {
 		return false, err
 	}
 	return true, nil
+}
+
+// fileBytes decodes f's content as its Encoding says.
+func fileBytes(f api.File) ([]byte, error) {
+	switch f.Encoding {
+	case "":
+		return []byte(f.Content), nil
+	case api.EncodingBase64, api.EncodingGzipBase64:
+	default:
+		return nil, fmt.Errorf("decode %s: unknown encoding %q", f.Path, f.Encoding)
+	}
+	raw, err := base64.StdEncoding.DecodeString(f.Content)
+	if err != nil {
+		return nil, fmt.Errorf("decode %s: %w", f.Path, err)
+	}
+	if f.Encoding == api.EncodingBase64 {
+		return raw, nil
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(raw))
+	if err != nil {
+		return nil, fmt.Errorf("decode %s: %w", f.Path, err)
+	}
+	defer zr.Close()
+	out, err := io.ReadAll(zr)
+	if err != nil {
+		return nil, fmt.Errorf("decode %s: %w", f.Path, err)
+	}
+	return out, nil
 }
 
 // removeFile deletes a file kcore wrote; a missing file is fine.

@@ -22,6 +22,7 @@ func AllowedPrefixes() []string {
 		"/etc/systemd/system",
 		"/var/lib/kcore",
 		"/var/lib/etcd",
+		"/var/lib/etcd-restore",
 		"/var/lib/kubelet",
 		"/var/lib/kube-proxy",
 		"/var/log/kcore",
