@@ -14,7 +14,9 @@ func urlFor(addr string, port int) string { return fmt.Sprintf("https://%s:%d", 
 // control-plane node, the first one bootstrapping; with EtcdClusterExists a
 // member joins the running cluster instead. The --initial-* flags are left out
 // of the input hash: etcd reads them only on its first start, so a membership
-// change does not restart every member.
+// change does not restart every member. After an etcd restore etcd runs on
+// the restored generation's data directory (restore.go), after the oneshot
+// that restores it while the restore is in progress.
 func (r *renderer) etcd(b *builder, m api.ClusterNode) error {
 	initial := make([]string, 0, len(r.c.Spec.ControlPlaneNodes))
 	for _, n := range r.c.Spec.ControlPlaneNodes {
@@ -24,10 +26,14 @@ func (r *renderer) etcd(b *builder, m api.ClusterNode) error {
 	if r.opts.EtcdClusterExists {
 		state = "existing"
 	}
+	restore, err := r.etcdRestore(b, m, strings.Join(initial, ","))
+	if err != nil {
+		return err
+	}
 	argv := []string{
 		"etcd",
 		"--name=" + m.NodeID,
-		"--data-dir=" + r.opts.EtcdDataDir,
+		"--data-dir=" + r.etcdDataDir(r.etcdGeneration()),
 		"--listen-peer-urls=" + urlFor(m.AdvertiseAddress, EtcdPeerPort),
 		"--listen-client-urls=" + urlFor(m.AdvertiseAddress, EtcdClientPort) + "," + urlFor("127.0.0.1", EtcdClientPort),
 		"--listen-metrics-urls=http://127.0.0.1:" + strconv.Itoa(EtcdMetricsPort),
@@ -52,10 +58,15 @@ func (r *renderer) etcd(b *builder, m api.ClusterNode) error {
 			hashArgv = append(hashArgv, a)
 		}
 	}
+	var after []string
+	if restore != "" {
+		after = []string{restore}
+	}
 	b.units = append(b.units, pendingUnit{
 		unit: api.Unit{
 			Name:      UnitEtcd,
 			Argv:      argv,
+			After:     after,
 			Restart:   api.RestartAlways,
 			HealthURL: fmt.Sprintf("http://127.0.0.1:%d/health", EtcdMetricsPort),
 		},
@@ -119,7 +130,7 @@ func (r *renderer) apiServer(b *builder, m api.ClusterNode) error {
 		pkiPath("apiserver-kubelet-client.crt"), pkiPath("apiserver-kubelet-client.key"),
 		pkiPath("front-proxy-ca.crt"), pkiPath("front-proxy-client.crt"), pkiPath("front-proxy-client.key"),
 		pkiPath("sa.pub"), pkiPath("sa.key"),
-	}, k8sExtra(v))
+	}, append([]string{k8sExtra(v)}, r.etcdGenerationExtra()...)...)
 	return nil
 }
 
@@ -158,7 +169,7 @@ func (r *renderer) controllerManager(b *builder, m api.ClusterNode) error {
 		After:     []string{UnitAPIServer},
 		Restart:   api.RestartAlways,
 		HealthURL: fmt.Sprintf("https://127.0.0.1:%d/healthz", ControllerManagerPort),
-	}, []string{kc, pkiPath("ca.crt"), pkiPath("ca.key"), pkiPath("front-proxy-ca.crt"), pkiPath("sa.key")}, k8sExtra(v))
+	}, []string{kc, pkiPath("ca.crt"), pkiPath("ca.key"), pkiPath("front-proxy-ca.crt"), pkiPath("sa.key")}, append([]string{k8sExtra(v)}, r.etcdGenerationExtra()...)...)
 	return nil
 }
 
@@ -181,6 +192,6 @@ func (r *renderer) scheduler(b *builder, m api.ClusterNode) error {
 		After:     []string{UnitAPIServer},
 		Restart:   api.RestartAlways,
 		HealthURL: fmt.Sprintf("https://127.0.0.1:%d/healthz", SchedulerPort),
-	}, []string{kc}, k8sExtra(v))
+	}, []string{kc}, append([]string{k8sExtra(v)}, r.etcdGenerationExtra()...)...)
 	return nil
 }

@@ -27,6 +27,8 @@ func TestGolden(t *testing.T) {
 	}{
 		{"lab", "lab", Options{KubernetesVersion: "1.37.0"}},
 		{"lab-ha3", "lab-ha3", Options{KubernetesVersion: "1.37.0"}},
+		{"lab-ha3-etcd-restoring", "lab-ha3-restoring", Options{KubernetesVersion: "1.37.0", EtcdRestoreSnapshot: []byte("fake etcd snapshot")}},
+		{"lab-ha3-etcd-restored", "lab-ha3-restored", Options{KubernetesVersion: "1.37.0"}},
 		{"single-lab-profile", "single", Options{KubernetesVersion: "1.37.0", Profile: ProfileLab}},
 		{"bridge", "bridge", Options{KubernetesVersion: "1.37.0"}},
 		{"lvm", "lvm", Options{KubernetesVersion: "1.37.0", CgroupDriver: "cgroupfs"}},

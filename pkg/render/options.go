@@ -40,6 +40,10 @@ type Options struct {
 	// later (after etcdctl member add) joins instead of starting a new
 	// cluster. Members that already have data ignore the flag.
 	EtcdClusterExists bool
+	// EtcdRestoreSnapshot is the gzipped etcd snapshot of the restore in
+	// progress (cluster status etcdRestore): rendered onto every control
+	// plane with the oneshot that restores it. Empty renders no restore.
+	EtcdRestoreSnapshot []byte
 	// CgroupDriver of kubelet, systemd (default) or cgroupfs.
 	CgroupDriver string
 	// ContainerRuntimeEndpoint defaults to containerd's socket.

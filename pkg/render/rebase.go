@@ -54,6 +54,10 @@ func Rebase(ns *api.NodeState, root string) *api.NodeState {
 		return res
 	}
 	for i := range out.Files {
+		if out.Files[i].Encoding != "" {
+			// Encoded binary content holds no paths to move.
+			continue
+		}
 		out.Files[i].Content = move(out.Files[i].Content)
 	}
 	for i := range out.Units {
