@@ -18,6 +18,7 @@ const (
 	DefaultHeartbeatTimeout = 90 * time.Second
 	DefaultDeleteGrace      = 10 * time.Minute
 	DefaultDrainTimeout     = 60 * time.Second
+	DefaultStepTimeout      = 10 * time.Minute
 )
 
 // Raft is what the orchestrator needs of a replica: the replicated store and
@@ -57,6 +58,9 @@ type Config struct {
 	// DrainTimeout is how long a node leaving the cluster is drained
 	// before its teardown starts anyway (default 60s).
 	DrainTimeout time.Duration
+	// StepTimeout is how long a ClusterUpdate step may take to pass its
+	// health gates before it fails and the rollout pauses (default 10m).
+	StepTimeout time.Duration
 	// RenderOptions are passed to render.Render.
 	RenderOptions render.Options
 	// LastSeen returns when a node last heartbeated (server.Server.LastSeen);
@@ -97,6 +101,9 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.DrainTimeout <= 0 {
 		c.DrainTimeout = DefaultDrainTimeout
+	}
+	if c.StepTimeout <= 0 {
+		c.StepTimeout = DefaultStepTimeout
 	}
 	if c.Kube == nil {
 		c.Kube = DialKube

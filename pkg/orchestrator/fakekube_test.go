@@ -190,3 +190,23 @@ func (f *fakeKube) evict(w http.ResponseWriter, namespace, name string) {
 	}
 	http.Error(w, `{"kind":"Status","reason":"NotFound"}`, http.StatusNotFound)
 }
+
+// setKubelet makes a registered node report Ready and a kubelet version,
+// as its kubelet would after a restart.
+func (f *fakeKube) setKubelet(name string, ready bool, version string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	n, ok := f.nodes[name]
+	if !ok {
+		return
+	}
+	status := "False"
+	if ready {
+		status = "True"
+	}
+	n.Status.Conditions = []struct {
+		Type   string `json:"type"`
+		Status string `json:"status"`
+	}{{Type: "Ready", Status: status}}
+	n.Status.NodeInfo.KubeletVersion = version
+}

@@ -52,6 +52,10 @@ type KubeNode struct {
 	Unschedulable bool
 	// Taints are the node's taints.
 	Taints []KubeTaint
+	// Ready is the node's Ready condition (the kubelet posts it).
+	Ready bool
+	// KubeletVersion is what the node's kubelet reports, e.g. v1.37.2.
+	KubeletVersion string
 }
 
 // KubePod is the part of a Kubernetes Pod a drain reads.
@@ -131,6 +135,15 @@ type kubeNodeJSON struct {
 		Unschedulable bool        `json:"unschedulable"`
 		Taints        []KubeTaint `json:"taints"`
 	} `json:"spec"`
+	Status struct {
+		Conditions []struct {
+			Type   string `json:"type"`
+			Status string `json:"status"`
+		} `json:"conditions"`
+		NodeInfo struct {
+			KubeletVersion string `json:"kubeletVersion"`
+		} `json:"nodeInfo"`
+	} `json:"status"`
 }
 
 // GetNode reads a Node.
@@ -139,10 +152,16 @@ func (k *HTTPKube) GetNode(ctx context.Context, name string) (*KubeNode, error) 
 	if err := k.call(ctx, http.MethodGet, "/api/v1/nodes/"+url.PathEscape(name), "", nil, &n); err != nil {
 		return nil, fmt.Errorf("get node %s: %w", name, err)
 	}
-	return &KubeNode{
+	out := &KubeNode{
 		Name: n.Metadata.Name, ResourceVersion: n.Metadata.ResourceVersion, Labels: n.Metadata.Labels,
-		Unschedulable: n.Spec.Unschedulable, Taints: n.Spec.Taints,
-	}, nil
+		Unschedulable: n.Spec.Unschedulable, Taints: n.Spec.Taints, KubeletVersion: n.Status.NodeInfo.KubeletVersion,
+	}
+	for _, c := range n.Status.Conditions {
+		if c.Type == "Ready" {
+			out.Ready = c.Status == "True"
+		}
+	}
+	return out, nil
 }
 
 // PatchNode sends p as application/merge-patch+json.

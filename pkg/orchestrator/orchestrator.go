@@ -104,8 +104,9 @@ func (r *runningOrch) stop() {
 	<-r.done
 }
 
-// Run reconciles every cluster until ctx ends: once at start, whenever a
-// cluster, Node or NodeReport changes, every HealthInterval (with health
+// Run reconciles every cluster and rolls every ClusterUpdate until ctx
+// ends: once at start, whenever a cluster, Node, NodeReport or ClusterUpdate
+// changes, every HealthInterval (with health
 // checks) and every RetryInterval while a cluster waits on something.
 func (o *Orchestrator) Run(ctx context.Context) error {
 	// Catch up with everything the previous leader committed first.
@@ -125,7 +126,7 @@ func (o *Orchestrator) Run(ctx context.Context) error {
 	o.log.Info("orchestrator started", "health_interval", o.cfg.HealthInterval)
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	for _, kind := range []string{api.KindKubernetesCluster, api.KindNode, apiv1.KindNodeReport} {
+	for _, kind := range []string{api.KindKubernetesCluster, api.KindNode, apiv1.KindNodeReport, api.KindClusterUpdate} {
 		go o.watch(wctx, kind)
 	}
 	health := time.NewTicker(o.cfg.HealthInterval)
@@ -175,6 +176,7 @@ func (o *Orchestrator) watch(ctx context.Context, kind string) {
 // checkHealth; only the waiting ones with retryOnly) and reports whether any
 // cluster wants a retry.
 func (o *Orchestrator) pass(ctx context.Context, checkHealth, retryOnly bool) bool {
+	rolling := o.rollUpdates(ctx)
 	st := o.cfg.Node.State()
 	live := map[string]bool{}
 	for _, obj := range st.List(api.KindKubernetesCluster) {
@@ -214,7 +216,7 @@ func (o *Orchestrator) pass(ctx context.Context, checkHealth, retryOnly bool) bo
 			return true
 		}
 	}
-	return false
+	return rolling
 }
 
 // fingerprint names the indexes of everything a cluster's pass reads: the

@@ -225,6 +225,9 @@ func nextPhase(cur string, conds []api.Condition, ob observation, published, wai
 	if hb := findCondition(conds, CondNodesHeartbeating); hb != nil && hb.Status == StatusFalse {
 		healthy = false
 	}
+	if ro := findCondition(conds, CondRollout); ro != nil && ro.Status == StatusFalse {
+		healthy = false
+	}
 	switch {
 	case len(ob.failed) > 0:
 		return api.PhaseDegraded

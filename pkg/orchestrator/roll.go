@@ -1,0 +1,359 @@
+package orchestrator
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"kcore.dev/kcore/pkg/api"
+	"kcore.dev/kcore/pkg/rollout"
+	"kcore.dev/kcore/pkg/store"
+)
+
+// CondRollout is the cluster condition the roller owns: False while a
+// ClusterUpdate touching the cluster is paused on a failed health gate
+// (the cluster is degraded with the reason), True once it moves again.
+const CondRollout = "Rollout"
+
+// rollUpdates moves every stored ClusterUpdate that is not finished one
+// step forward (pkg/rollout decides what; this does it) and reports whether
+// one waits on something a later pass must look at again. Every move is
+// committed through raft before the next, so a new leader resumes from the
+// exact step.
+func (o *Orchestrator) rollUpdates(ctx context.Context) bool {
+	again := false
+	for _, obj := range o.cfg.Node.State().List(api.KindClusterUpdate) {
+		var u api.ClusterUpdate
+		if err := json.Unmarshal(obj.Data, &u); err != nil {
+			o.log.Warn("decode cluster update", "update", obj.Name, "err", err)
+			continue
+		}
+		switch u.Status.Phase {
+		case rollout.PhaseDone, rollout.PhaseFailed:
+			continue
+		}
+		wait, err := o.rollOne(ctx, obj, &u)
+		if ctx.Err() != nil {
+			return false
+		}
+		if err != nil {
+			o.log.Warn("roll cluster update", "update", u.Metadata.Name, "err", err)
+			wait = true
+		}
+		again = again || wait
+	}
+	return again
+}
+
+// roller is one pass over one ClusterUpdate.
+type roller struct {
+	o   *Orchestrator
+	obj store.Object
+	u   *api.ClusterUpdate
+	now time.Time
+	// clusters are the stored clusters by name, with their objects.
+	clusters map[string]*clusterObj
+}
+
+// clusterObj is a decoded stored cluster.
+type clusterObj struct {
+	obj store.Object
+	c   *api.KubernetesCluster
+}
+
+// rollOne performs the next action of one update.
+func (o *Orchestrator) rollOne(ctx context.Context, obj store.Object, u *api.ClusterUpdate) (bool, error) {
+	r := &roller{o: o, obj: obj, u: u, now: o.cfg.Now(), clusters: map[string]*clusterObj{}}
+	if err := r.loadClusters(); err != nil {
+		return false, err
+	}
+	p, st := r.plan()
+	act := rollout.Next(st, p)
+	switch act.Kind {
+	case rollout.ActWaitApproval, rollout.ActBlocked:
+		msg := act.Message
+		if act.Kind == rollout.ActBlocked {
+			msg = blockedMessage(p)
+		}
+		if st.Message != msg || !sameSteps(st, u.Status) {
+			st.Message = msg
+			return false, r.commit(ctx, st, nil)
+		}
+		return false, nil
+	case rollout.ActStart:
+		return r.start(ctx, st, act.Step)
+	case rollout.ActWait:
+		return r.forward(ctx, st, act.Step)
+	case rollout.ActRevert:
+		return r.revert(ctx, st, act.Step)
+	case rollout.ActRolledBack:
+		st.Phase, st.Message = rollout.PhaseFailed, "rolled back: no step had run"
+		return false, r.commit(ctx, st, r.clearRolloutConds())
+	case rollout.ActDone:
+		return false, r.finish(ctx, st)
+	case rollout.ActPaused, rollout.ActFailed:
+		return false, nil
+	default:
+		return false, fmt.Errorf("update %s: %s", u.Metadata.Name, act.Message)
+	}
+}
+
+// plan is the rollout plan Next reads and the status to move from. Before
+// any step ran the plan is computed from the stored clusters and nodes (so
+// blocking issues hold a rollout back) and the status's steps follow it;
+// once a step ran the steps are frozen in the status and only their count
+// matters.
+func (r *roller) plan() (*rollout.RolloutPlan, api.UpdateStatus) {
+	st := r.u.Status
+	st.Steps = slices.Clone(st.Steps)
+	if started(st) {
+		return &rollout.RolloutPlan{Name: r.u.Metadata.Name, Steps: make([]rollout.Step, len(st.Steps))}, st
+	}
+	var cs []*api.KubernetesCluster
+	for _, name := range r.clusterNames() {
+		cs = append(cs, r.clusters[name].c)
+	}
+	var nodes []*api.Node
+	for _, obj := range r.o.cfg.Node.State().List(api.KindNode) {
+		var n api.Node
+		if json.Unmarshal(obj.Data, &n) == nil {
+			nodes = append(nodes, &n)
+		}
+	}
+	u := *r.u
+	u.Default()
+	p := rollout.Plan(rollout.Input{Update: &u, Clusters: cs, Nodes: nodes})
+	init := rollout.InitialStatus(p)
+	st.Steps, st.ToVersion = init.Steps, init.ToVersion
+	if st.Phase == "" {
+		st.Phase = init.Phase
+	}
+	return p, st
+}
+
+// started reports whether a step of st ever ran.
+func started(st api.UpdateStatus) bool {
+	for _, s := range st.Steps {
+		if s.State != "" && s.State != rollout.StepPending {
+			return true
+		}
+	}
+	return false
+}
+
+// sameSteps reports whether a and b list the same steps.
+func sameSteps(a, b api.UpdateStatus) bool {
+	if len(a.Steps) != len(b.Steps) || a.ToVersion != b.ToVersion {
+		return false
+	}
+	for i := range a.Steps {
+		x, y := a.Steps[i], b.Steps[i]
+		if !slices.Equal(x.Nodes, y.Nodes) || x.Scope != y.Scope || !slices.Equal(x.SnapshotBefore, y.SnapshotBefore) {
+			return false
+		}
+	}
+	return true
+}
+
+func blockedMessage(p *rollout.RolloutPlan) string {
+	parts := make([]string, 0, len(p.Blocking))
+	for _, b := range p.Blocking {
+		parts = append(parts, b.Code+": "+b.Message)
+	}
+	return "blocked: " + strings.Join(parts, "; ")
+}
+
+func (r *roller) loadClusters() error {
+	for _, obj := range r.o.cfg.Node.State().List(api.KindKubernetesCluster) {
+		var c api.KubernetesCluster
+		if err := json.Unmarshal(obj.Data, &c); err != nil {
+			return fmt.Errorf("decode cluster %s: %w", obj.Name, err)
+		}
+		r.clusters[obj.Name] = &clusterObj{obj: obj, c: &c}
+	}
+	return nil
+}
+
+func (r *roller) clusterNames() []string {
+	names := make([]string, 0, len(r.clusters))
+	for n := range r.clusters {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// memberClusters are the stored clusters node id belongs to, by name.
+func (r *roller) memberClusters(id string) []*clusterObj {
+	var out []*clusterObj
+	for _, name := range r.clusterNames() {
+		co := r.clusters[name]
+		if slices.ContainsFunc(co.c.Spec.Members(), func(m api.ClusterNode) bool { return m.NodeID == id }) {
+			out = append(out, co)
+		}
+	}
+	return out
+}
+
+// stamp is the roller's clock in RFC 3339.
+func (r *roller) stamp() string { return r.now.UTC().Format(time.RFC3339) }
+
+// commit stores st and the changed clusters in one CAS batch: nothing is
+// written when the update would not change either.
+func (r *roller) commit(ctx context.Context, st api.UpdateStatus, changed []*clusterObj) error {
+	var ops []store.Op
+	if !statusEqual(st, r.u.Status) {
+		nu := *r.u
+		nu.Status = st
+		data, err := json.Marshal(&nu)
+		if err != nil {
+			return fmt.Errorf("encode update %s: %w", r.u.Metadata.Name, err)
+		}
+		ops = append(ops, store.Op{Put: &store.Put{
+			Kind: api.KindClusterUpdate, Name: r.obj.Name, Data: data, ExpectModifyIndex: store.Expect(r.obj.ModifyIndex),
+		}})
+		if st.Phase != r.u.Status.Phase {
+			r.o.log.Info("cluster update phase", "update", r.u.Metadata.Name, "from", r.u.Status.Phase, "to", st.Phase, "message", st.Message)
+		}
+	}
+	for i, co := range changed {
+		if slices.Contains(changed[:i], co) {
+			continue
+		}
+		data, err := json.Marshal(co.c)
+		if err != nil {
+			return fmt.Errorf("encode cluster %s: %w", co.obj.Name, err)
+		}
+		ops = append(ops, store.Op{Put: &store.Put{
+			Kind: api.KindKubernetesCluster, Name: co.obj.Name, Data: data, ExpectModifyIndex: store.Expect(co.obj.ModifyIndex),
+		}})
+	}
+	return r.o.apply(ctx, ops, r.now)
+}
+
+func statusEqual(a, b api.UpdateStatus) bool {
+	ja, _ := json.Marshal(a)
+	jb, _ := json.Marshal(b)
+	return string(ja) == string(jb)
+}
+
+// start marks step i running; the next pass executes it.
+func (r *roller) start(ctx context.Context, st api.UpdateStatus, i int) (bool, error) {
+	if st.FromVersion == "" {
+		for _, id := range st.Steps[i].Nodes {
+			for _, co := range r.memberClusters(id) {
+				if v := co.c.Status.KubernetesVersion; v != "" && st.FromVersion == "" {
+					st.FromVersion = v
+				}
+			}
+		}
+	}
+	// A note left while waiting (approval, a blocking issue) is done with.
+	st.Message = ""
+	next, err := rollout.MarkRunning(st, i, r.stamp())
+	if err != nil {
+		return false, err
+	}
+	r.o.log.Info("cluster update step starts", "update", r.u.Metadata.Name, "step", i+1, "nodes", st.Steps[i].Nodes, "scope", st.Steps[i].Scope)
+	return true, r.commit(ctx, next, nil)
+}
+
+// finish records the update's release as every target cluster's and drops
+// the pins it set (the nodes run that release now either way).
+func (r *roller) finish(ctx context.Context, st api.UpdateStatus) error {
+	var changed []*clusterObj
+	for _, co := range r.targetClusters(st) {
+		c := co.c
+		touched := false
+		if st.ToVersion != "" && c.Status.KubernetesVersion != st.ToVersion && allMoved(c, st) {
+			c.Status.KubernetesVersion = st.ToVersion
+			touched = true
+		}
+		for _, s := range st.Steps {
+			for _, id := range s.Nodes {
+				if _, ok := c.Status.Pins[id]; ok && pinMatches(c, id, st.ToVersion) {
+					delete(c.Status.Pins, id)
+					touched = true
+				}
+			}
+		}
+		if len(c.Status.Pins) == 0 && c.Status.Pins != nil {
+			c.Status.Pins = nil
+			touched = true
+		}
+		if dropRolloutCond(c) {
+			touched = true
+		}
+		if touched {
+			changed = append(changed, co)
+		}
+	}
+	st.Phase = rollout.PhaseDone
+	if st.Message == "" && st.ToVersion != "" {
+		st.Message = "every node runs " + st.ToVersion
+	}
+	return r.commit(ctx, st, changed)
+}
+
+// allMoved reports whether every member of c was moved to st's release by
+// a finished step (a partial update leaves the cluster's release alone).
+func allMoved(c *api.KubernetesCluster, st api.UpdateStatus) bool {
+	for _, m := range c.Spec.Members() {
+		if !pinMatches(c, m.NodeID, st.ToVersion) {
+			return false
+		}
+	}
+	return true
+}
+
+// pinMatches reports whether every component of node id in c runs v.
+func pinMatches(c *api.KubernetesCluster, id, v string) bool {
+	pin := c.Status.Pins[id]
+	cp, kl := pin.ControlPlane, pin.Kubelet
+	if cp == "" {
+		cp = c.Status.KubernetesVersion
+	}
+	if kl == "" {
+		kl = c.Status.KubernetesVersion
+	}
+	isCP := slices.ContainsFunc(c.Spec.ControlPlaneNodes, func(m api.ClusterNode) bool { return m.NodeID == id })
+	return kl == v && (!isCP || cp == v)
+}
+
+// targetClusters are the clusters any step's node belongs to.
+func (r *roller) targetClusters(st api.UpdateStatus) []*clusterObj {
+	var out []*clusterObj
+	for _, s := range st.Steps {
+		for _, id := range s.Nodes {
+			for _, co := range r.memberClusters(id) {
+				if !slices.Contains(out, co) {
+					out = append(out, co)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// clearRolloutConds drops CondRollout from every target cluster and
+// returns the clusters it changed.
+func (r *roller) clearRolloutConds() []*clusterObj {
+	var out []*clusterObj
+	for _, co := range r.targetClusters(r.u.Status) {
+		if dropRolloutCond(co.c) {
+			out = append(out, co)
+		}
+	}
+	return out
+}
+
+func dropRolloutCond(c *api.KubernetesCluster) bool {
+	if findCondition(c.Status.Conditions, CondRollout) == nil {
+		return false
+	}
+	c.Status.Conditions = dropCondition(slices.Clone(c.Status.Conditions), CondRollout)
+	return true
+}

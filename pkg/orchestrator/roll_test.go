@@ -1,0 +1,405 @@
+package orchestrator
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+
+	"kcore.dev/kcore/pkg/api"
+	"kcore.dev/kcore/pkg/apiv1"
+	"kcore.dev/kcore/pkg/render"
+	"kcore.dev/kcore/pkg/rollout"
+	"kcore.dev/kcore/pkg/store"
+	"kcore.dev/kcore/tests/harness"
+)
+
+const (
+	oldRelease = "v1.36.3"
+	newRelease = "v1.37.2"
+)
+
+// agents stands in for the node agents and kubelets of a cluster: it
+// reports every published NodeState as applied and makes each fake
+// Kubernetes Node report the kubelet release its state pins. A node in
+// broken reports kube-apiserver failed (crash-looping) while it is pinned
+// to newRelease, as a node with a broken new binary does. It records the
+// control planes whose API server ran newRelease at each report, so a test
+// can check that no two ever moved at once.
+type agents struct {
+	e       *env
+	cluster string
+	mu      sync.Mutex
+	broken  map[string]bool
+	// moving is every set of control planes seen between old and new.
+	seen [][]string
+}
+
+func (e *env) runAgents(cluster string) *agents {
+	a := &agents{e: e, cluster: cluster, broken: map[string]bool{}}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		var idx uint64
+		for ctx.Err() == nil {
+			st := e.state()
+			a.sync(st)
+			wctx, wcancel := context.WithTimeout(ctx, time.Second)
+			idx, _ = st.Wait(wctx, api.KindNodeState, "", idx)
+			wcancel()
+		}
+	}()
+	e.t.Cleanup(func() { cancel(); <-done })
+	return a
+}
+
+func (a *agents) setBroken(id string, broken bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.broken[id] = broken
+}
+
+// sync reports every state whose generation has no report yet.
+func (a *agents) sync(st *store.State) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	var moved []string
+	for _, o := range st.ListPrefix(api.KindNodeState, a.cluster+"/") {
+		var ns api.NodeState
+		if json.Unmarshal(o.Data, &ns) != nil {
+			continue
+		}
+		var failed []string
+		for _, u := range ns.Units {
+			if u.Name == render.UnitAPIServer && u.Version == newRelease {
+				moved = append(moved, ns.NodeID)
+				if a.broken[ns.NodeID] {
+					failed = append(failed, "unit "+u.Name)
+				}
+			}
+			if u.Name == render.UnitKubelet {
+				a.e.health.kube.setKubelet(ns.NodeID, true, u.Version)
+			}
+		}
+		if r, ok := st.Get(apiv1.KindNodeReport, o.Name); ok {
+			var rep api.NodeReport
+			if json.Unmarshal(r.Data, &rep) == nil && rep.ObservedGeneration == ns.Generation && len(failed) == 0 {
+				continue
+			}
+		}
+		a.report(ns, failed)
+	}
+	slices.Sort(moved)
+	if len(a.seen) == 0 || !slices.Equal(a.seen[len(a.seen)-1], moved) {
+		a.seen = append(a.seen, moved)
+	}
+}
+
+// report stores a report of ns; failed units crash-loop.
+func (a *agents) report(ns api.NodeState, failed []string) {
+	rep := api.NodeReport{NodeID: ns.NodeID, Cluster: ns.Cluster, ObservedGeneration: ns.Generation}
+	for _, u := range ns.Units {
+		it := api.ItemStatus{Kind: "unit", Name: u.Name, State: api.ItemOK}
+		if slices.Contains(failed, "unit "+u.Name) {
+			it.State, it.Message, it.Restarts, it.Restarting = api.ItemFailed, "exit status 1", 5, false
+		}
+		rep.Items = append(rep.Items, it)
+	}
+	data, err := json.Marshal(rep)
+	if err != nil {
+		a.e.t.Error(err)
+		return
+	}
+	cmd, err := store.Batch{Ops: []store.Op{{Put: &store.Put{Kind: apiv1.KindNodeReport, Name: apiv1.NodeStateName(ns.Cluster, ns.NodeID), Data: data}}}}.Command()
+	if err != nil {
+		a.e.t.Error(err)
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), waitFor)
+	defer cancel()
+	if _, err := a.e.rc.ApplyRetry(ctx, cmd); err != nil {
+		a.e.t.Log("report:", err)
+	}
+}
+
+// snapshotServer serves etcd's snapshot stream (one real, empty bbolt
+// database) over TLS with the cluster's etcd certificates, as the v3 JSON
+// gateway of a control plane does.
+func snapshotServer(t *testing.T, e *env, url *atomic.Value) {
+	path := filepath.Join(t.TempDir(), "etcd.db")
+	db, err := bolt.Open(path, 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Update(func(tx *bolt.Tx) error { _, err := tx.CreateBucket([]byte("key")); return err }); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	blob, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := e.secretsOf("lab")
+	serve(t, ln, s.ControlPlanes["node-11"].EtcdServer, s.EtcdCA.CertPEM, func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/v3/maintenance/snapshot" {
+			http.NotFound(w, r)
+			return
+		}
+		_ = json.NewEncoder(w).Encode(map[string]any{"result": map[string]any{"blob": blob, "remainingBytes": "0"}})
+	})
+	url.Store("https://" + ln.Addr().String())
+}
+
+// readyCluster brings the lab cluster to ready on oldRelease with agents
+// and kubelets simulated.
+func readyCluster(t *testing.T, replicas int) (*env, *agents) {
+	e := newEnv(t, replicas)
+	e.cfg.RenderOptions.KubernetesVersion = oldRelease
+	var snapURL atomic.Value
+	snapURL.Store("https://127.0.0.1:1")
+	e.cfg.Etcd = &HTTPEtcd{EtcdEndpoint: func(string) string { return snapURL.Load().(string) }}
+	c := labCluster(t, "lab", e.apiPort())
+	e.registerNodes(c)
+	for _, m := range c.Spec.Members() {
+		e.markNodeReady(m.NodeID)
+	}
+	e.putCluster(c, api.PhaseBootstrapping)
+	e.runOrchestrator()
+	e.waitStates(c)
+	e.health.start(c, e.secretsOf("lab"), e.apiLn)
+	snapshotServer(t, e, &snapURL)
+	a := e.runAgents("lab")
+	got := e.waitPhase("lab", api.PhaseReady)
+	if got.Status.KubernetesVersion != oldRelease {
+		t.Fatalf("cluster release %q, want the controller's %s recorded at creation", got.Status.KubernetesVersion, oldRelease)
+	}
+	return e, a
+}
+
+func (e *env) markNodeReady(id string) {
+	obj, ok := e.state().Get(api.KindNode, id)
+	if !ok {
+		e.t.Fatalf("node %s not stored", id)
+	}
+	var n api.Node
+	if err := json.Unmarshal(obj.Data, &n); err != nil {
+		e.t.Fatal(err)
+	}
+	n.Status.Ready = true
+	data, _ := json.Marshal(n)
+	e.apply(store.Op{Put: &store.Put{Kind: api.KindNode, Name: id, Data: data}})
+}
+
+// putUpdate stores a Kubernetes update of every node to newRelease with
+// approval manual, as `kctl apply` does.
+func (e *env) putUpdate(name string) {
+	u := api.ClusterUpdate{APIVersion: api.APIVersion, Kind: api.KindClusterUpdate, Metadata: api.ObjectMeta{Name: name},
+		Spec: api.UpdateSpec{Version: "1.37.2", AllNodes: true, UpdateKind: api.UpdateKindK8s, Approval: api.ApprovalManual,
+			TestedOSPins: api.OSPins{KubernetesVersion: strings.TrimPrefix(newRelease, "v")}}}
+	u.Default()
+	data, err := json.Marshal(u)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	e.apply(store.Op{Put: &store.Put{Kind: api.KindClusterUpdate, Name: name, Data: data}})
+}
+
+func (e *env) update(name string) (api.ClusterUpdate, uint64) {
+	obj, ok := e.state().Get(api.KindClusterUpdate, name)
+	if !ok {
+		e.t.Fatalf("update %s not stored", name)
+	}
+	var u api.ClusterUpdate
+	if err := json.Unmarshal(obj.Data, &u); err != nil {
+		e.t.Fatal(err)
+	}
+	return u, obj.ModifyIndex
+}
+
+// steer applies one kctl update transition (approve, rollback …).
+func (e *env) steer(name string, f func(api.UpdateStatus) (api.UpdateStatus, error)) {
+	e.t.Helper()
+	err := harness.Poll(waitFor, func() error {
+		u, idx := e.update(name)
+		next, err := f(u.Status)
+		if err != nil {
+			return err
+		}
+		u.Status = next
+		data, _ := json.Marshal(u)
+		cmd, err := store.Batch{Ops: []store.Op{{Put: &store.Put{Kind: api.KindClusterUpdate, Name: name, Data: data, ExpectModifyIndex: store.Expect(idx)}}}}.Command()
+		if err != nil {
+			return err
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), waitFor)
+		defer cancel()
+		res, err := e.rc.ApplyRetry(ctx, cmd)
+		if err == nil {
+			err = res.Err
+		}
+		return err
+	})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+func (e *env) waitUpdate(name, phase string) api.ClusterUpdate {
+	e.t.Helper()
+	var u api.ClusterUpdate
+	if err := harness.Poll(waitFor, func() error {
+		u, _ = e.update(name)
+		if u.Status.Phase != phase {
+			return fmt.Errorf("update phase %q, want %q: %s %+v", u.Status.Phase, phase, u.Status.Message, u.Status.Steps)
+		}
+		return nil
+	}); err != nil {
+		e.t.Fatal(err)
+	}
+	return u
+}
+
+func TestRollingUpdateMovesOneControlPlaneAtATime(t *testing.T) {
+	e, a := readyCluster(t, 1)
+	e.putUpdate("k8s-1-37")
+	u := e.waitUpdate("k8s-1-37", rollout.PhasePending)
+	if !strings.Contains(u.Status.Message, "approve") || len(u.Status.Steps) == 0 {
+		t.Fatalf("a manual update must wait for approval with its steps listed: %q %+v", u.Status.Message, u.Status.Steps)
+	}
+	if c, _ := e.cluster("lab"); len(c.Status.Pins) > 0 {
+		t.Fatalf("pins set before approval: %+v", c.Status.Pins)
+	}
+
+	e.steer("k8s-1-37", rollout.Approve)
+	u = e.waitUpdate("k8s-1-37", rollout.PhaseDone)
+
+	// Control-plane components one node at a time, the bootstrap node
+	// last, then the kubelets; a snapshot before the first control plane.
+	var order []string
+	for i, s := range u.Status.Steps {
+		order = append(order, s.Scope+":"+strings.Join(s.Nodes, ","))
+		if s.State != rollout.StepDone {
+			t.Errorf("step %d is %s", i+1, s.State)
+		}
+		if i > 0 && s.StartedAt < u.Status.Steps[i-1].FinishedAt {
+			t.Errorf("step %d started at %s before step %d finished at %s", i+1, s.StartedAt, i, u.Status.Steps[i-1].FinishedAt)
+		}
+	}
+	want := []string{"control-plane:node-12", "control-plane:node-13", "control-plane:node-11",
+		"kubelet:node-12", "kubelet:node-13", "kubelet:node-11", "node:node-14"}
+	if !slices.Equal(order, want) {
+		t.Errorf("steps %v, want %v", order, want)
+	}
+	if snaps := u.Status.Steps[0].Snapshots; len(snaps) != 1 {
+		t.Errorf("no etcd snapshot recorded before the first control plane: %+v", u.Status.Steps[0])
+	} else if _, ok := e.state().Get(apiv1.KindEtcdSnapshot, snaps[0]); !ok {
+		t.Errorf("snapshot %s is not stored", snaps[0])
+	}
+	// The API servers moved one by one.
+	a.mu.Lock()
+	for _, moved := range a.seen {
+		ok := slices.ContainsFunc([][]string{nil, {"node-12"}, {"node-12", "node-13"}, {"node-11", "node-12", "node-13"}}, func(w []string) bool { return slices.Equal(w, moved) })
+		if !ok {
+			t.Errorf("API servers on %s moved together; the order allows one more at a time", moved)
+		}
+	}
+	a.mu.Unlock()
+
+	c := e.waitPhase("lab", api.PhaseReady)
+	if c.Status.KubernetesVersion != newRelease || len(c.Status.Pins) != 0 {
+		t.Errorf("cluster release %q pins %+v, want %s and no pins", c.Status.KubernetesVersion, c.Status.Pins, newRelease)
+	}
+	for id, ns := range e.states("lab") {
+		for _, un := range ns.Units {
+			if un.Version != "" && un.Version != newRelease {
+				t.Errorf("%s %s runs %s", id, un.Name, un.Version)
+			}
+		}
+	}
+	// Kubelet steps cordon and uncordon their node.
+	for _, id := range []string{"node-12", "node-14"} {
+		n, _ := e.health.kube.node(id)
+		if n.Spec.Unschedulable {
+			t.Errorf("%s left cordoned", id)
+		}
+	}
+}
+
+func TestFailedGatePausesDegradesAndRollsBack(t *testing.T) {
+	e, a := readyCluster(t, 1)
+	a.setBroken("node-12", true)
+	e.putUpdate("k8s-1-37")
+	e.steer("k8s-1-37", rollout.Approve)
+
+	u := e.waitUpdate("k8s-1-37", rollout.PhasePaused)
+	if s := u.Status.Steps[0]; s.State != rollout.StepFailed || !strings.Contains(s.Message, "node-12") {
+		t.Fatalf("step 1 = %+v, want failed naming node-12", s)
+	}
+	if u.Status.Steps[1].State != rollout.StepPending {
+		t.Errorf("step 2 started after step 1 failed: %+v", u.Status.Steps[1])
+	}
+	c := e.waitPhase("lab", api.PhaseDegraded)
+	if cond := findCondition(c.Status.Conditions, CondRollout); cond == nil || cond.Status != StatusFalse || !strings.Contains(cond.Message, "node-12") {
+		t.Errorf("Rollout condition %+v, want False naming node-12", cond)
+	}
+
+	e.steer("k8s-1-37", func(st api.UpdateStatus) (api.UpdateStatus, error) { return rollout.StartRollback(st, "test") })
+	u = e.waitUpdate("k8s-1-37", rollout.PhaseFailed)
+	if s := u.Status.Steps[0]; s.State != rollout.StepRolledBack {
+		t.Errorf("step 1 = %+v, want rolled-back", s)
+	}
+	if !strings.Contains(u.Status.Message, "rolled back") {
+		t.Errorf("message %q", u.Status.Message)
+	}
+	c = e.waitPhase("lab", api.PhaseReady)
+	if c.Status.KubernetesVersion != oldRelease || len(c.Status.Pins) != 0 || findCondition(c.Status.Conditions, CondRollout) != nil {
+		t.Errorf("after rollback: release %q pins %+v conditions %+v", c.Status.KubernetesVersion, c.Status.Pins, c.Status.Conditions)
+	}
+	if v := unitVersion(&storedState{ns: e.states("lab")["node-12"]}, render.UnitAPIServer); v != oldRelease {
+		t.Errorf("node-12 kube-apiserver runs %s after the rollback, want %s", v, oldRelease)
+	}
+}
+
+func TestNewLeaderResumesRolloutAtItsStep(t *testing.T) {
+	e, _ := readyCluster(t, 3)
+	e.putUpdate("k8s-1-37")
+	e.steer("k8s-1-37", rollout.Approve)
+	if err := harness.Poll(waitFor, func() error {
+		u, _ := e.update("k8s-1-37")
+		if len(u.Status.Steps) < 2 || u.Status.Steps[1].State != rollout.StepDone {
+			return fmt.Errorf("step 2 not done yet: %+v", u.Status.Steps)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := e.update("k8s-1-37")
+	lead := e.rc.WaitLeader()
+	for i, r := range e.rc.Replicas() {
+		if r == lead {
+			e.rc.Stop(i)
+		}
+	}
+	u := e.waitUpdate("k8s-1-37", rollout.PhaseDone)
+	for i := range 2 {
+		if u.Status.Steps[i].StartedAt != before.Status.Steps[i].StartedAt {
+			t.Errorf("step %d ran again after the leader change: %+v then %+v", i+1, before.Status.Steps[i], u.Status.Steps[i])
+		}
+	}
+}
