@@ -17,6 +17,27 @@ import (
 	"kcore.dev/kcore/pkg/store"
 )
 
+// logCacheSize is how many of the newest log entries the node keeps in
+// memory in front of bbolt, so the leader replicates what it has just
+// written without reading it back from disk. It covers a few of raft's
+// batches (MaxAppendEntries, 64 by default) per follower.
+const logCacheSize = 1024
+
+// boltOptions are the raft log's bbolt options. The freelist is not
+// written with every commit (bbolt rebuilds it by scanning the file when it
+// opens, as etcd's backend does): after a log truncation it holds hundreds
+// of thousands of pages, and writing and syncing it made every commit
+// slower. The hashmap freelist allocates and frees pages in constant time
+// instead of merging sorted arrays. Neither changes what is fsynced for the
+// log entries themselves.
+func boltOptions() *bbolt.Options {
+	return &bbolt.Options{
+		Timeout:        5 * time.Second,
+		NoFreelistSync: true,
+		FreelistType:   bbolt.FreelistMapType,
+	}
+}
+
 // Node is one running replica: raft, its stores and transport, and the
 // replicated store.State.
 type Node struct {
@@ -27,6 +48,7 @@ type Node struct {
 	fsm   *fsm
 	trans *raft.NetworkTransport
 	logs  *raftboltdb.BoltStore
+	cache *raft.LogCache
 	snaps *raft.FileSnapshotStore
 
 	observer *raft.Observer
@@ -82,11 +104,15 @@ func Open(cfg Config) (*Node, error) {
 	var err error
 	n.logs, err = raftboltdb.New(raftboltdb.Options{
 		Path:        filepath.Join(dir, "raft.db"),
-		BoltOptions: &bbolt.Options{Timeout: 5 * time.Second},
+		BoltOptions: boltOptions(),
 		NoSync:      cfg.NoSync,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("open raft node: open log %s: %w", dir, err)
+	}
+	if n.cache, err = raft.NewLogCache(logCacheSize, n.logs); err != nil {
+		n.logs.Close()
+		return nil, fmt.Errorf("open raft node: %w", err)
 	}
 	n.snaps, err = raft.NewFileSnapshotStoreWithLogger(dir, cfg.SnapshotRetain, rc.Logger.Named("snapshot"))
 	if err != nil {
@@ -116,7 +142,7 @@ func Open(cfg Config) (*Node, error) {
 		}
 	}
 
-	n.raft, err = raft.NewRaft(rc, n.fsm, n.logs, n.logs, n.snaps, n.trans)
+	n.raft, err = raft.NewRaft(rc, n.fsm, n.cache, n.logs, n.snaps, n.trans)
 	if err != nil {
 		n.closeStores()
 		return nil, fmt.Errorf("open raft node: start raft: %w", err)
