@@ -34,24 +34,24 @@ func (s *State) Apply(index uint64, cmd Command) Result {
 	var err error
 	switch cmd.Type {
 	case TypePut:
-		var p Put
-		if err = decodePayload(cmd, &p); err == nil {
-			err = tx.put(p)
+		var p *Put
+		if p, err = payloadOf[Put](cmd); err == nil {
+			err = tx.put(*p)
 		}
 	case TypeDelete:
-		var d Delete
-		if err = decodePayload(cmd, &d); err == nil {
-			err = tx.delete(d)
+		var d *Delete
+		if d, err = payloadOf[Delete](cmd); err == nil {
+			err = tx.delete(*d)
 		}
 	case TypeBatch:
-		var b Batch
-		if err = decodePayload(cmd, &b); err == nil {
-			err = tx.batch(b)
+		var b *Batch
+		if b, err = payloadOf[Batch](cmd); err == nil {
+			err = tx.batch(*b)
 		}
 	case TypeAppendAudit:
-		var a AppendAudit
-		if err = decodePayload(cmd, &a); err == nil {
-			err = tx.appendAudit(a)
+		var a *AppendAudit
+		if a, err = payloadOf[AppendAudit](cmd); err == nil {
+			err = tx.appendAudit(*a)
 		}
 	default:
 		if cmd.Ignorable {
@@ -68,15 +68,6 @@ func (s *State) Apply(index uint64, cmd Command) Result {
 	}
 	s.commit(tx)
 	return Result{Index: index}
-}
-
-func decodePayload(cmd Command, into any) error {
-	dec := json.NewDecoder(bytes.NewReader(cmd.Payload))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(into); err != nil {
-		return fmt.Errorf("decode %s payload: %w: %w", cmd.Type, ErrInvalid, err)
-	}
-	return nil
 }
 
 // txn is one command's pending change: a radix transaction plus the kind
@@ -178,11 +169,11 @@ func (t *txn) put(p Put) error {
 	if err := validKey(p.Kind, p.Name); err != nil {
 		return fmt.Errorf("put: %w", err)
 	}
-	var data bytes.Buffer
-	if err := json.Compact(&data, p.Data); err != nil {
+	data, err := compactData(p.Data)
+	if err != nil {
 		return fmt.Errorf("put %s/%s: data: %w: %w", p.Kind, p.Name, ErrInvalid, err)
 	}
-	if p.Kind == KindSecret && !checkSealed(data.Bytes()) {
+	if p.Kind == KindSecret && !checkSealed(data) {
 		return fmt.Errorf("put %s/%s: %w", p.Kind, p.Name, ErrNotSealed)
 	}
 	cur := t.get(p.Kind, p.Name)
@@ -193,7 +184,7 @@ func (t *txn) put(p Put) error {
 		Kind: p.Kind, Name: p.Name,
 		CreateIndex: t.index, ModifyIndex: t.index,
 		CreateTime: t.time, ModifyTime: t.time,
-		Data: data.Bytes(),
+		Data: data,
 	}
 	if cur != nil {
 		obj.CreateIndex, obj.CreateTime = cur.CreateIndex, cur.CreateTime
@@ -263,4 +254,20 @@ func (t *txn) appendAudit(a AppendAudit) error {
 		t.keys[string(k)] = struct{}{}
 	}
 	return nil
+}
+
+// compactData returns data compacted. Data decoded from a payload is one
+// valid JSON value, and without a whitespace byte anywhere (what every
+// writer's json.Marshal produces) it is compact already: it is kept as
+// it is, which is what json.Compact would return, without scanning it
+// again.
+func compactData(data json.RawMessage) (json.RawMessage, error) {
+	if len(data) > 0 && !bytes.ContainsAny(data, " \t\r\n") {
+		return data, nil
+	}
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, data); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
 }

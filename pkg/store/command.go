@@ -37,6 +37,12 @@ type Command struct {
 	ID string `json:"id,omitempty"`
 	// Payload is the type's JSON payload.
 	Payload json.RawMessage `json:"payload,omitempty"`
+
+	// typed is the payload already decoded (*Put, *Delete, *Batch or
+	// *AppendAudit) when DecodeCommand read it in the same pass as the
+	// envelope; Payload is empty then and wire holds the bytes decoded.
+	typed any
+	wire  []byte
 }
 
 // Put creates or replaces the object (Kind, Name) with Data.
@@ -130,18 +136,16 @@ func (a AppendAudit) Command() (Command, error) { return NewCommand(TypeAppendAu
 
 // Encode returns the command's wire form, as stored in the raft log.
 func (c Command) Encode() ([]byte, error) {
+	if c.Payload == nil && c.wire != nil {
+		var w Command
+		if err := json.Unmarshal(c.wire, &w); err != nil {
+			return nil, fmt.Errorf("encode command %s: %w", c.Type, err)
+		}
+		c.Payload = w.Payload
+	}
 	b, err := json.Marshal(c)
 	if err != nil {
 		return nil, fmt.Errorf("encode command %s: %w", c.Type, err)
 	}
 	return b, nil
-}
-
-// DecodeCommand parses a command's wire form.
-func DecodeCommand(b []byte) (Command, error) {
-	var c Command
-	if err := json.Unmarshal(b, &c); err != nil {
-		return Command{}, fmt.Errorf("decode command: %w: %w", ErrInvalid, err)
-	}
-	return c, nil
 }
