@@ -79,6 +79,9 @@ func (s *Server) routes(reg *prometheus.Registry) []*route {
 		{pattern: "GET /v1/audit", roles: readers, mode: leaderRead, handle: s.listAudit},
 		{pattern: "POST /v1/plan", roles: readers, mode: leaderRead, handle: s.planPost},
 		{pattern: "POST /v1/apply", roles: []string{apiv1.RoleOperator}, mode: leaderWrite, audit: true, handle: s.applyPost},
+		{pattern: "POST /v1/clusters/{name}/etcd/snapshots", roles: []string{apiv1.RoleOperator}, mode: leaderWrite, audit: true, handle: s.takeEtcdSnapshot},
+		{pattern: "GET /v1/clusters/{name}/etcd/snapshots", roles: readers, mode: leaderRead, handle: s.listEtcdSnapshots},
+		{pattern: "POST /v1/clusters/{name}/etcd/restore", roles: []string{apiv1.RoleOperator}, mode: leaderWrite, audit: true, handle: s.restoreEtcd},
 	}
 }
 
