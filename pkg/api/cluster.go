@@ -167,6 +167,10 @@ type NodePin struct {
 	ControlPlane string `json:"controlPlane,omitempty" yaml:"controlPlane,omitempty"`
 	// Kubelet is the release of the kubelet (and kube-proxy).
 	Kubelet string `json:"kubelet,omitempty" yaml:"kubelet,omitempty"`
+	// VIPReleased stops keepalived on the node while its control plane
+	// moves, so the API VIP goes to another control plane before
+	// kube-apiserver restarts here.
+	VIPReleased bool `json:"vipReleased,omitempty" yaml:"vipReleased,omitempty"`
 }
 
 // NodeStatus is one cluster member's observed state.

@@ -170,9 +170,13 @@ func (r *roller) execute(ctx context.Context, s api.UpdateStep, want func(*api.K
 					continue
 				}
 			}
-			if v := want(c); v != "" && setPin(c, id, s.Scope, v) {
-				out.changed = append(out.changed, co)
-				r.o.log.Info("activate release", "update", r.u.Metadata.Name, "cluster", c.Metadata.Name, "node", id, "scope", s.Scope, "release", v)
+			changed, wait := r.activate(co, id, s.Scope, want(c))
+			if changed || wait != "" {
+				if changed {
+					out.changed = append(out.changed, co)
+				} else {
+					waits = append(waits, wait)
+				}
 				k.close()
 				continue
 			}
@@ -182,6 +186,13 @@ func (r *roller) execute(ctx context.Context, s api.UpdateStep, want func(*api.K
 				out.failed = failed
 			case wait != "":
 				waits = append(waits, wait)
+			case movesVIP(c, id, s.Scope) && c.Status.Pins[id].VIPReleased:
+				// Healthy on the new release: keepalived may run here again
+				// (nopreempt: the VIP stays where it went).
+				pin := c.Status.Pins[id]
+				pin.VIPReleased = false
+				storePin(c, id, pin)
+				out.changed = append(out.changed, co)
 			case drains(s.Scope):
 				if err := uncordon(ctx, k, id); err != nil {
 					waits = append(waits, fmt.Sprintf("uncordon %s: %v", id, err))
@@ -192,6 +203,56 @@ func (r *roller) execute(ctx context.Context, s api.UpdateStep, want func(*api.K
 	}
 	out.wait = strings.Join(waits, "; ")
 	return out
+}
+
+// activate moves node id of co to release v for scope (nothing when v is
+// empty). A control plane that may hold the VIP first releases it
+// (keepalived stops there, and the VIP moves while kube-apiserver still
+// serves), and gets its new pin once it applied that.
+func (r *roller) activate(co *clusterObj, id, scope, v string) (changed bool, wait string) {
+	c := co.c
+	if v == "" {
+		return false, ""
+	}
+	pin := wantPin(c, id, scope, v)
+	if pin == c.Status.Pins[id] {
+		return false, ""
+	}
+	if movesVIP(c, id, scope) {
+		if !pin.VIPReleased {
+			pin = c.Status.Pins[id]
+			pin.VIPReleased = true
+			r.o.log.Info("release the VIP before the control plane moves", "update", r.u.Metadata.Name, "cluster", c.Metadata.Name, "node", id)
+			return storePin(c, id, pin), ""
+		}
+		if w := r.applied(c, id); w != "" {
+			return false, w
+		}
+	}
+	r.o.log.Info("activate release", "update", r.u.Metadata.Name, "cluster", c.Metadata.Name, "node", id, "scope", scope, "release", v)
+	return storePin(c, id, pin), ""
+}
+
+// applied says what node id of c still has to apply: its published state
+// (matching its pin's VIP release) at the generation it reported.
+func (r *roller) applied(c *api.KubernetesCluster, id string) string {
+	states, err := r.o.loadStates(c.Metadata.Name)
+	if err != nil {
+		return err.Error()
+	}
+	st := states[id]
+	if st == nil {
+		return fmt.Sprintf("%s has no state in cluster %s yet", id, c.Metadata.Name)
+	}
+	if c.Spec.HighAvailability.Enabled && isControlPlaneOf(c, id) && hasUnit(st, render.UnitKeepalived) == c.Status.Pins[id].VIPReleased {
+		return fmt.Sprintf("%s: keepalived state not published yet", id)
+	}
+	for _, ns := range c.Status.Nodes {
+		if ns.NodeID == id && ns.ObservedGeneration == st.ns.Generation {
+			return ""
+		}
+	}
+	return fmt.Sprintf("%s: applying generation %d", id, st.ns.Generation)
 }
 
 // drains reports whether a step of scope moves the kubelet, so its node is
@@ -245,38 +306,48 @@ func uncordon(ctx context.Context, k *kubeConn, id string) error {
 	return kc.PatchNode(ctx, id, NodePatch{Unschedulable: &no})
 }
 
-// setPin pins node id of c to release v for scope and reports whether the
-// pin changed. A component pinned to the cluster's own release needs no pin.
-func setPin(c *api.KubernetesCluster, id, scope, v string) bool {
+// wantPin is node id's pin in c once scope's components run release v. A
+// component on the cluster's own release needs no pin.
+func wantPin(c *api.KubernetesCluster, id, scope, v string) api.NodePin {
 	pin := c.Status.Pins[id]
 	if v == c.Status.KubernetesVersion {
 		v = ""
 	}
-	next := pin
-	cp := isControlPlaneOf(c, id)
-	if cp && scope != rollout.ScopeKubelet {
-		next.ControlPlane = v
+	if isControlPlaneOf(c, id) && scope != rollout.ScopeKubelet {
+		pin.ControlPlane = v
 	}
 	if scope != rollout.ScopeControlPlane {
-		next.Kubelet = v
+		pin.Kubelet = v
 	}
-	if next == pin {
+	return pin
+}
+
+// storePin sets node id's pin in c (none when it is empty) and reports
+// whether it changed.
+func storePin(c *api.KubernetesCluster, id string, pin api.NodePin) bool {
+	if c.Status.Pins[id] == pin {
 		return false
 	}
 	pins := maps.Clone(c.Status.Pins)
 	if pins == nil {
 		pins = map[string]api.NodePin{}
 	}
-	if next == (api.NodePin{}) {
+	if pin == (api.NodePin{}) {
 		delete(pins, id)
 	} else {
-		pins[id] = next
+		pins[id] = pin
 	}
 	if len(pins) == 0 {
 		pins = nil
 	}
 	c.Status.Pins = pins
 	return true
+}
+
+// movesVIP reports whether updating node id of c in scope restarts
+// kube-apiserver on a control plane that may hold the cluster's VIP.
+func movesVIP(c *api.KubernetesCluster, id, scope string) bool {
+	return c.Spec.HighAvailability.Enabled && isControlPlaneOf(c, id) && scope != rollout.ScopeKubelet
 }
 
 func isControlPlaneOf(c *api.KubernetesCluster, id string) bool {
@@ -299,6 +370,9 @@ func (r *roller) gate(ctx context.Context, k *kubeConn, co *clusterObj, id, scop
 	st := states[id]
 	if st == nil {
 		return "", fmt.Sprintf("%s has no state in cluster %s yet", id, name)
+	}
+	if movesVIP(c, id, scope) && hasUnit(st, render.UnitKeepalived) == c.Status.Pins[id].VIPReleased {
+		return "", fmt.Sprintf("%s: keepalived state not published yet", id)
 	}
 	if v != "" {
 		if u := versionUnit(c, id, scope); u != "" && unitVersion(st, u) != v {

@@ -42,12 +42,17 @@ type agents struct {
 	cluster string
 	mu      sync.Mutex
 	broken  map[string]bool
-	// moving is every set of control planes seen between old and new.
+	// seen is every set of control planes whose API server ran newRelease.
 	seen [][]string
+	// api is the release each node's API server ran in its last state.
+	api map[string]string
+	// vipHeld names the nodes whose API server changed release while
+	// keepalived was in their state (it must have released the VIP first).
+	vipHeld []string
 }
 
 func (e *env) runAgents(cluster string) *agents {
-	a := &agents{e: e, cluster: cluster, broken: map[string]bool{}}
+	a := &agents{e: e, cluster: cluster, broken: map[string]bool{}, api: map[string]string{}}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
@@ -83,6 +88,12 @@ func (a *agents) sync(st *store.State) {
 		}
 		var failed []string
 		for _, u := range ns.Units {
+			if u.Name == render.UnitAPIServer && a.api[ns.NodeID] != u.Version {
+				if a.api[ns.NodeID] != "" && hasUnit(&storedState{ns: ns}, render.UnitKeepalived) {
+					a.vipHeld = append(a.vipHeld, ns.NodeID)
+				}
+				a.api[ns.NodeID] = u.Version
+			}
 			if u.Name == render.UnitAPIServer && u.Version == newRelease {
 				moved = append(moved, ns.NodeID)
 				if a.broken[ns.NodeID] {
@@ -311,8 +322,11 @@ func TestRollingUpdateMovesOneControlPlaneAtATime(t *testing.T) {
 	} else if _, ok := e.state().Get(apiv1.KindEtcdSnapshot, snaps[0]); !ok {
 		t.Errorf("snapshot %s is not stored", snaps[0])
 	}
-	// The API servers moved one by one.
+	// The API servers moved one by one, each after its node released the VIP.
 	a.mu.Lock()
+	if len(a.vipHeld) > 0 {
+		t.Errorf("kube-apiserver changed release with keepalived still running on %v", a.vipHeld)
+	}
 	for _, moved := range a.seen {
 		ok := slices.ContainsFunc([][]string{nil, {"node-12"}, {"node-12", "node-13"}, {"node-11", "node-12", "node-13"}}, func(w []string) bool { return slices.Equal(w, moved) })
 		if !ok {

@@ -111,8 +111,11 @@ func (r *renderer) node(m api.ClusterNode) (*api.NodeState, error) {
 			func() error { return r.controllerManager(b, m) },
 			func() error { return r.scheduler(b, m) },
 		)
+		if r.ha && !r.c.Status.Pins[m.NodeID].VIPReleased {
+			steps = append(steps, func() error { return r.keepalived(b, m) })
+		}
 		if r.ha {
-			steps = append(steps, func() error { return r.keepalived(b, m) }, func() error { return r.firewall(b) })
+			steps = append(steps, func() error { return r.firewall(b) })
 		}
 	}
 	steps = append(steps, func() error { return r.kubelet(b, m, isCP) })
