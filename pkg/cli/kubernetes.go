@@ -22,6 +22,7 @@ func newKubernetesCmd(s Streams) *cobra.Command {
 		newKubernetesHealthCmd(s),
 		newKubernetesScaleCmd(s),
 		newKubernetesDeleteCmd(s),
+		newKubernetesEtcdCmd(s),
 	)
 	return cmd
 }
