@@ -53,6 +53,8 @@ func (o *Orchestrator) reconcile(ctx context.Context, name string, checkHealth b
 
 	opts := o.cfg.RenderOptions
 	opts.EtcdClusterExists = etcdExists(&c, states)
+	opts.EtcdRestoreSnapshot = o.restoreInput(&c, &status, now)
+	rc.Status.EtcdRestore = status.EtcdRestore
 	rendered, err := render.Render(&rc, sec, o.loadNodes(&c), opts)
 	if err != nil {
 		o.log.Warn("render cluster", "cluster", name, "err", err)
@@ -140,6 +142,7 @@ func (o *Orchestrator) reconcile(ctx context.Context, name string, checkHealth b
 			status.Conditions = dropCondition(status.Conditions, CondEtcdMembership)
 		}
 	}
+	restored := o.finishRestore(&c, &status, now)
 	finalizing := false
 	if isTrue(status.Conditions, CondBootstrapped) && isTrue(status.Conditions, CondAPIReady) {
 		status.Conditions, finalizing = o.finalize(ctx, kube, &c, status.Conditions, now)
@@ -151,7 +154,11 @@ func (o *Orchestrator) reconcile(ctx context.Context, name string, checkHealth b
 	// waiting on agents does not: their reports wake the loop, but a
 	// restarting unit's report may not change before crashLoopAfter.
 	again := (transitional(status.Phase) && ob.allApplied) || len(ob.churn) > 0 || leaving || mem.pending || finalizing
-	return again, o.commit(ctx, &c, obj, status, ops, checkHealth, now)
+	if err := o.commit(ctx, &c, obj, status, ops, checkHealth, now); err != nil {
+		return again, err
+	}
+	o.auditRestore(ctx, &c, restored, now)
+	return again, nil
 }
 
 // commit writes ops and, when it changed, the cluster's status in one CAS
