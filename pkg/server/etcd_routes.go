@@ -18,7 +18,6 @@ import (
 // storedCluster returns the cluster {name} of the call with its object.
 func (s *Server) storedCluster(c *call) (*api.KubernetesCluster, store.Object, error) {
 	name := c.r.PathValue("name")
-	c.object = api.KindKubernetesCluster + "/" + name
 	obj, ok := s.backend.State().Get(api.KindKubernetesCluster, name)
 	if !ok {
 		return nil, store.Object{}, notFound("cluster %q not found", name)

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"kcore.dev/kcore/pkg/api"
 	"kcore.dev/kcore/pkg/apiv1"
 )
 
@@ -169,6 +170,8 @@ func objectOf(r *http.Request) string {
 		return "Node/" + r.PathValue("id")
 	case strings.HasPrefix(r.URL.Path, apiv1.PathMembers) && r.PathValue("id") != "":
 		return apiv1.KindMember + "/" + r.PathValue("id")
+	case strings.HasPrefix(r.URL.Path, apiv1.PathClusters) && r.PathValue("name") != "":
+		return api.KindKubernetesCluster + "/" + r.PathValue("name")
 	}
 	return ""
 }

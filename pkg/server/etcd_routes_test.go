@@ -1,0 +1,199 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/hex"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"kcore.dev/kcore/pkg/api"
+	"kcore.dev/kcore/pkg/apiv1"
+	"kcore.dev/kcore/pkg/etcdsnap"
+	"kcore.dev/kcore/pkg/pki"
+	"kcore.dev/kcore/pkg/secrets"
+	"kcore.dev/kcore/pkg/store"
+)
+
+// localBackend is a one-replica leader over an in-memory store.
+type localBackend struct {
+	mu    sync.Mutex
+	st    *store.State
+	index uint64
+}
+
+func (b *localBackend) State() *store.State { return b.st }
+func (b *localBackend) Apply(_ context.Context, cmd store.Command) (store.Result, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.index++
+	return b.st.Apply(b.index, cmd), nil
+}
+func (b *localBackend) ID() string                                     { return "r1" }
+func (b *localBackend) RaftState() string                              { return apiv1.StateLeader }
+func (b *localBackend) Leader() (string, string)                       { return "r1", "" }
+func (b *localBackend) VerifyLeader(context.Context) error             { return nil }
+func (b *localBackend) LastIndex() uint64                              { return b.st.LastIndex() }
+func (b *localBackend) Peers(context.Context) ([]Peer, error)          { return nil, nil }
+func (b *localBackend) AddVoter(context.Context, string, string) error { return nil }
+func (b *localBackend) RemoveServer(context.Context, string) error     { return nil }
+func (b *localBackend) Snapshot(context.Context, io.Writer) error      { return nil }
+func (b *localBackend) Restore(context.Context, io.Reader) error       { return nil }
+
+// etcdRouteEnv is a server over a store holding cluster lab (phase) and one
+// etcd snapshot of it.
+type etcdRouteEnv struct {
+	t    *testing.T
+	s    *Server
+	be   *localBackend
+	snap string
+}
+
+func newEtcdRouteEnv(t *testing.T, status api.ClusterStatus) *etcdRouteEnv {
+	t.Helper()
+	key, _ := secrets.NewKey()
+	kr, err := secrets.New(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ca, err := pki.NewCA("test", time.Now(), time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	be := &localBackend{st: store.New(nil)}
+	s, err := New(Config{Backend: be, CA: ca, Keyring: kr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &etcdRouteEnv{t: t, s: s, be: be}
+	c := api.KubernetesCluster{APIVersion: api.APIVersion, Kind: api.KindKubernetesCluster, Metadata: api.ObjectMeta{Name: "lab"}, Status: status}
+	data, _ := json.Marshal(c)
+	raw := []byte("etcd bytes holding hunter2")
+	sum := sha256.Sum256(raw)
+	info, ops, err := etcdsnap.Ops(kr, be.st, "lab", &etcdsnap.Snapshot{Data: raw, Member: "cp1", SHA256: hex.EncodeToString(sum[:]), Revision: 5}, "manual", time.Now(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ops = append(ops, store.Op{Put: &store.Put{Kind: api.KindKubernetesCluster, Name: "lab", Data: data}})
+	cmd, _ := store.Batch{Ops: ops}.Command()
+	if _, err := be.Apply(context.Background(), cmd); err != nil {
+		t.Fatal(err)
+	}
+	e.snap = info.Name
+	return e
+}
+
+// call serves method path with body as role and returns the status and body.
+func (e *etcdRouteEnv) call(role, method, path, body string) (int, string) {
+	r := httptest.NewRequest(method, path, strings.NewReader(body))
+	cert := &x509.Certificate{Subject: pkix.Name{CommonName: "alice", Organization: []string{role}}}
+	r.TLS = &tls.ConnectionState{VerifiedChains: [][]*x509.Certificate{{cert}}}
+	w := httptest.NewRecorder()
+	e.s.Handler().ServeHTTP(w, r)
+	return w.Code, w.Body.String()
+}
+
+func (e *etcdRouteEnv) audited(route string, result int) bool {
+	for _, o := range e.be.st.List(apiv1.KindAudit) {
+		var a apiv1.AuditEntry
+		if json.Unmarshal(o.Data, &a) == nil && a.Route == route && a.Result == result && a.Object == "KubernetesCluster/lab" {
+			return true
+		}
+	}
+	return false
+}
+
+func TestEtcdRoutesRoles(t *testing.T) {
+	snapshots, restore := apiv1.EtcdSnapshotsPath("lab"), apiv1.EtcdRestorePath("lab")
+	tests := []struct {
+		name, role, method, path, body string
+		want                           int
+	}{
+		{"viewer snapshots", apiv1.RoleViewer, http.MethodPost, snapshots, `{}`, http.StatusForbidden},
+		{"viewer restores", apiv1.RoleViewer, http.MethodPost, restore, `{"snapshot":"x"}`, http.StatusForbidden},
+		{"node restores", apiv1.RoleNode, http.MethodPost, restore, `{"snapshot":"x"}`, http.StatusForbidden},
+		{"controller snapshots", apiv1.RoleController, http.MethodPost, snapshots, `{}`, http.StatusForbidden},
+		{"node lists", apiv1.RoleNode, http.MethodGet, snapshots, ``, http.StatusForbidden},
+		{"viewer lists", apiv1.RoleViewer, http.MethodGet, snapshots, ``, http.StatusOK},
+		{"operator lists", apiv1.RoleOperator, http.MethodGet, snapshots, ``, http.StatusOK},
+		{"operator snapshots an unknown cluster", apiv1.RoleOperator, http.MethodPost, apiv1.EtcdSnapshotsPath("nope"), ``, http.StatusNotFound},
+		{"operator restores an unknown snapshot", apiv1.RoleOperator, http.MethodPost, restore, `{"snapshot":"20260101T000000Z-manual"}`, http.StatusNotFound},
+		{"operator restores nothing", apiv1.RoleOperator, http.MethodPost, restore, `{}`, http.StatusBadRequest},
+		{"operator restores with a bad body", apiv1.RoleOperator, http.MethodPost, restore, `{"snapshot":1}`, http.StatusBadRequest},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newEtcdRouteEnv(t, api.ClusterStatus{Phase: api.PhaseDegraded})
+			code, body := e.call(tt.role, tt.method, tt.path, tt.body)
+			if code != tt.want {
+				t.Fatalf("%s %s as %s = %d %s, want %d", tt.method, tt.path, tt.role, code, body, tt.want)
+			}
+			if strings.Contains(body, "hunter2") || strings.Contains(body, "ciphertext") {
+				t.Fatalf("answer holds snapshot content: %s", body)
+			}
+			if code == http.StatusForbidden {
+				route := tt.method + " /v1/clusters/{name}/etcd/" + tt.path[strings.LastIndex(tt.path, "/")+1:]
+				if !e.audited(route, http.StatusForbidden) {
+					t.Errorf("refusal of %s not audited", route)
+				}
+			}
+		})
+	}
+}
+
+func TestEtcdRestoreRoute(t *testing.T) {
+	e := newEtcdRouteEnv(t, api.ClusterStatus{Phase: api.PhaseDegraded, EtcdGeneration: 2})
+	short := strings.TrimPrefix(e.snap, "lab/")
+	code, body := e.call(apiv1.RoleOperator, http.MethodPost, apiv1.EtcdRestorePath("lab"), `{"snapshot":"`+short+`"}`)
+	if code != http.StatusOK {
+		t.Fatalf("restore = %d %s", code, body)
+	}
+	var resp apiv1.EtcdRestoreResponse
+	if err := json.Unmarshal([]byte(body), &resp); err != nil || resp.Snapshot != e.snap || resp.Generation != 3 || resp.Index == 0 {
+		t.Fatalf("restore answered %s (%v)", body, err)
+	}
+	obj, _ := e.be.st.Get(api.KindKubernetesCluster, "lab")
+	var c api.KubernetesCluster
+	if err := json.Unmarshal(obj.Data, &c); err != nil {
+		t.Fatal(err)
+	}
+	rs := c.Status.EtcdRestore
+	if c.Status.Phase != api.PhaseUpdating || rs == nil || rs.Snapshot != e.snap || rs.Generation != 3 || rs.RequestedBy != "alice" || rs.Phase != api.EtcdRestorePhaseRestoring {
+		t.Fatalf("cluster status after the request: %+v", c.Status)
+	}
+	if !e.audited("POST /v1/clusters/{name}/etcd/restore", http.StatusOK) {
+		t.Error("restore request not audited")
+	}
+	if code, body := e.call(apiv1.RoleOperator, http.MethodPost, apiv1.EtcdRestorePath("lab"), `{"snapshot":"`+e.snap+`"}`); code != http.StatusConflict {
+		t.Fatalf("second restore = %d %s, want 409", code, body)
+	}
+
+	code, body = e.call(apiv1.RoleViewer, http.MethodGet, apiv1.EtcdSnapshotsPath("lab"), "")
+	var list []apiv1.EtcdSnapshotInfo
+	if err := json.Unmarshal([]byte(body), &list); code != http.StatusOK || err != nil || len(list) != 1 || list[0].Name != e.snap || list[0].Revision != 5 {
+		t.Fatalf("list = %d %s", code, body)
+	}
+	if bytes.Contains([]byte(body), []byte("content")) {
+		t.Fatalf("list holds content: %s", body)
+	}
+}
+
+func TestEtcdRestoreRefusedWhileDeleting(t *testing.T) {
+	e := newEtcdRouteEnv(t, api.ClusterStatus{Phase: api.PhaseDeleting})
+	if code, body := e.call(apiv1.RoleOperator, http.MethodPost, apiv1.EtcdRestorePath("lab"), `{"snapshot":"`+e.snap+`"}`); code != http.StatusConflict {
+		t.Fatalf("restore of a deleting cluster = %d %s, want 409", code, body)
+	}
+	if code, body := e.call(apiv1.RoleOperator, http.MethodPost, apiv1.EtcdSnapshotsPath("lab"), ``); code != http.StatusConflict {
+		t.Fatalf("snapshot of a deleting cluster = %d %s, want 409", code, body)
+	}
+}
