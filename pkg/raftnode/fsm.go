@@ -19,22 +19,31 @@ type fsm struct {
 
 // Apply applies one committed entry.
 func (f *fsm) Apply(l *raft.Log) any {
-	if l.Type != raft.LogCommand {
-		return nil
-	}
-	cmd, err := store.DecodeCommand(l.Data)
-	if err != nil {
-		f.log.Error("refusing undecodable log entry", "index", l.Index, "err", err)
-		return store.Result{Index: l.Index, Err: fmt.Errorf("apply entry %d: %w", l.Index, err)}
-	}
-	return f.state.Apply(l.Index, cmd)
+	return f.ApplyBatch([]*raft.Log{l})[0]
 }
 
-// ApplyBatch applies committed entries in order.
+// ApplyBatch applies committed entries in order, in one store transaction
+// (store.State.ApplyBatch): raft hands over up to MaxAppendEntries entries
+// at a time under load.
 func (f *fsm) ApplyBatch(logs []*raft.Log) []any {
 	out := make([]any, len(logs))
+	entries := make([]store.Entry, 0, len(logs))
+	at := make([]int, 0, len(logs))
 	for i, l := range logs {
-		out[i] = f.Apply(l)
+		if l.Type != raft.LogCommand {
+			continue
+		}
+		cmd, err := store.DecodeCommand(l.Data)
+		if err != nil {
+			f.log.Error("refusing undecodable log entry", "index", l.Index, "err", err)
+			out[i] = store.Result{Index: l.Index, Err: fmt.Errorf("apply entry %d: %w", l.Index, err)}
+			continue
+		}
+		entries = append(entries, store.Entry{Index: l.Index, Cmd: cmd})
+		at = append(at, i)
+	}
+	for j, r := range f.state.ApplyBatch(entries) {
+		out[at[j]] = r
 	}
 	return out
 }

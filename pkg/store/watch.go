@@ -48,7 +48,7 @@ func (s *State) watchChanLocked(kind, name string) chan struct{} {
 }
 
 // notify wakes the waiters of the given keys and kinds.
-func (s *State) notify(keys, kinds map[string]struct{}) {
+func (s *State) notify(keys map[string]struct{}, kinds map[string]uint64) {
 	s.watchMu.Lock()
 	defer s.watchMu.Unlock()
 	for k := range keys {
