@@ -197,3 +197,15 @@ func TestEtcdRestoreRefusedWhileDeleting(t *testing.T) {
 		t.Fatalf("snapshot of a deleting cluster = %d %s, want 409", code, body)
 	}
 }
+
+// TestEtcdSnapshotWithheldFromObjects: the generic object routes never
+// return a snapshot's data, not even sealed.
+func TestEtcdSnapshotWithheldFromObjects(t *testing.T) {
+	e := newEtcdRouteEnv(t, api.ClusterStatus{Phase: api.PhaseReady})
+	for _, path := range []string{apiv1.ObjectPath(apiv1.KindEtcdSnapshot, ""), apiv1.ObjectPath(apiv1.KindEtcdSnapshot, e.snap)} {
+		code, body := e.call(apiv1.RoleClusterAdmin, http.MethodGet, path, "")
+		if code != http.StatusOK || strings.Contains(body, "ciphertext") || strings.Contains(body, "sha256") {
+			t.Fatalf("GET %s = %d %s", path, code, body)
+		}
+	}
+}

@@ -23,7 +23,7 @@ func kindOf(c *call) string {
 // withheld reports whether a kind is never returned with its data.
 func withheld(kind string) bool {
 	switch kind {
-	case apiv1.KindSecret, apiv1.KindJoinToken, apiv1.KindCredential:
+	case apiv1.KindSecret, apiv1.KindJoinToken, apiv1.KindCredential, apiv1.KindEtcdSnapshot:
 		return true
 	}
 	return false
