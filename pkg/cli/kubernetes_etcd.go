@@ -231,6 +231,15 @@ func followRestore(ctx context.Context, s Streams, c *client.Client, name string
 			if _, err := fmt.Fprintf(s.Out, "cluster %q: phase %s\n", name, orUnknown(phase)); err != nil {
 				return err
 			}
+			if phase == api.PhaseDegraded {
+				for _, cond := range kc.Status.Conditions {
+					if cond.Status == "False" {
+						if _, err := fmt.Fprintf(s.Out, "  failing: %s: %s %s\n", cond.Type, cond.Reason, cond.Message); err != nil {
+							return err
+						}
+					}
+				}
+			}
 		}
 		st := kc.Status
 		if st.EtcdRestore == nil && st.EtcdGeneration < gen {
