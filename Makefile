@@ -48,10 +48,12 @@ unit:
 	$(GO) test -count=1 -timeout 20m $(PKGS)
 
 ## e2e: the lab scenarios against real etcd, kube-apiserver, kubelet, containerd and
-## keepalived in network namespaces (root only; builds the binaries on first run)
+## keepalived in network namespaces (root only; builds the binaries on first run,
+## v1.37.2 and the v1.36.3 the rolling-upgrade scenario starts from)
 e2e: build
 	@if [ "$$(id -u)" -ne 0 ]; then echo "e2e: SKIP: the lab scenarios need root (network namespaces)"; exit 0; fi; \
-	./scripts/build-k8s.sh && KCORE_E2E=1 $(GO) test -count=1 -timeout 45m -v ./tests/e2e/
+	./scripts/build-k8s.sh && ./scripts/build-k8s.sh --k8s-version v1.36.3 --link v1.36.3 && \
+	KCORE_E2E=1 $(GO) test -count=1 -timeout 60m -v ./tests/e2e/
 
 ## lint: gofmt, go vet and staticcheck (installed from the Go module proxy)
 lint: fmt-check vet staticcheck
