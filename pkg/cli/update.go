@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -87,8 +88,11 @@ func newUpdateStatusCmd(s Streams) *cobra.Command {
 			if u.Status.Message != "" {
 				lines = append(lines, "Message:   "+u.Status.Message)
 			}
+			if u.Status.ToVersion != "" {
+				lines = append(lines, fmt.Sprintf("Release:   %s → %s", orUnknown(u.Status.FromVersion), u.Status.ToVersion))
+			}
 			for i, st := range u.Status.Steps {
-				lines = append(lines, fmt.Sprintf("  step %d: %s %s %s", i+1, strings.Join(st.Nodes, ","), orUnknown(st.State), st.Message))
+				lines = append(lines, stepLine(i, st, time.Now()))
 			}
 			_, err = fmt.Fprintln(s.Out, strings.Join(lines, "\n"))
 			return err
@@ -129,6 +133,26 @@ func newUpdateActionCmd(s Streams, a updateAction) *cobra.Command {
 			return err
 		},
 	}
+}
+
+// stepLine is one step of kctl update status: nodes, scope, state, when it
+// started and how long it took (or has been running), and its message.
+func stepLine(i int, st api.UpdateStep, now time.Time) string {
+	line := fmt.Sprintf("  step %d: %-24s %-14s %-11s", i+1, strings.Join(st.Nodes, ","), orUnknown(st.Scope), orUnknown(st.State))
+	if start, err := time.Parse(time.RFC3339, st.StartedAt); err == nil {
+		end, took := now, "running for"
+		if fin, err := time.Parse(time.RFC3339, st.FinishedAt); err == nil {
+			end, took = fin, "took"
+		}
+		line += fmt.Sprintf(" started %s, %s %s", start.UTC().Format("15:04:05"), took, end.Sub(start).Round(time.Second))
+	}
+	if len(st.Snapshots) > 0 {
+		line += " (etcd snapshot " + strings.Join(st.Snapshots, ", ") + ")"
+	}
+	if st.Message != "" {
+		line += ": " + st.Message
+	}
+	return strings.TrimRight(line, " ")
 }
 
 // getUpdate reads a stored ClusterUpdate and its ModifyIndex.
