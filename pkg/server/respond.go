@@ -64,13 +64,23 @@ func decodeStrict(r io.Reader, v any) error {
 }
 
 // readJSONValue reads a body that must be one valid JSON value, compacted.
+// json.Compact validates and compacts in one pass over the body (a
+// decoder would scan it twice and Compact once more).
 func readJSONValue(r io.Reader) ([]byte, error) {
-	var raw json.RawMessage
-	if err := decodeStrict(r, &raw); err != nil {
-		return nil, err
+	body, err := io.ReadAll(r)
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return nil, err
+		}
+		return nil, badRequest("decode body: %v", err)
+	}
+	if len(bytes.TrimSpace(body)) == 0 {
+		return nil, badRequest("decode body: empty body")
 	}
 	var buf bytes.Buffer
-	if err := json.Compact(&buf, raw); err != nil {
+	buf.Grow(len(body))
+	if err := json.Compact(&buf, body); err != nil {
 		return nil, badRequest("decode body: %v", err)
 	}
 	return buf.Bytes(), nil
