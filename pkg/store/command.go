@@ -43,6 +43,9 @@ type Command struct {
 	// envelope; Payload is empty then and wire holds the bytes decoded.
 	typed any
 	wire  []byte
+	// marshaled is the payload as NewCommand marshaled it: while Payload
+	// is still that slice, Encode copies it without validating it again.
+	marshaled []byte
 }
 
 // Put creates or replaces the object (Kind, Name) with Data.
@@ -119,7 +122,7 @@ func NewCommand(typ string, payload any) (Command, error) {
 	if err != nil {
 		return Command{}, fmt.Errorf("encode %s payload: %w", typ, err)
 	}
-	return Command{Type: typ, Schema: version.Schema, Payload: b}, nil
+	return Command{Type: typ, Schema: version.Schema, Payload: b, marshaled: b}, nil
 }
 
 // Command wraps the put in a Command.
@@ -142,6 +145,9 @@ func (c Command) Encode() ([]byte, error) {
 			return nil, fmt.Errorf("encode command %s: %w", c.Type, err)
 		}
 		c.Payload = w.Payload
+	}
+	if c.payloadMarshaled() {
+		return c.appendWire(make([]byte, 0, len(c.Payload)+128)), nil
 	}
 	b, err := json.Marshal(c)
 	if err != nil {

@@ -89,3 +89,37 @@ func TestDecodeCommandPathsAgree(t *testing.T) {
 		})
 	}
 }
+
+// TestEncodeMatchesMarshal: the wire form Encode writes for a command from
+// NewCommand is what json.Marshal writes for it.
+func TestEncodeMatchesMarshal(t *testing.T) {
+	put := mustCmd(t)(Put{Kind: "Node", Name: "a<&>\"\\\u2028é", Data: json.RawMessage(`{ "x" : "<b>" }`)}.Command())
+	tests := []struct {
+		name string
+		edit func(c *Command)
+	}{
+		{"bare", func(*Command) {}},
+		{"stamped", func(c *Command) { c.Time, c.ID = "2026-11-30T00:00:00.123456789Z", "0123abcd" }},
+		{"ignorable", func(c *Command) { c.Ignorable = true }},
+		{"escaped strings", func(c *Command) { c.Type, c.Time, c.ID = "a\"b\\c", "<t>&\n", "é\u2028\x7f" }},
+		{"replaced payload", func(c *Command) { c.Payload = json.RawMessage(`{ "kind" : "Node" }`) }},
+		{"no payload", func(c *Command) { c.Payload = nil }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := put
+			tt.edit(&c)
+			got, err := c.Encode()
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := json.Marshal(c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(got, want) {
+				t.Fatalf("Encode:\n%s\njson.Marshal:\n%s", got, want)
+			}
+		})
+	}
+}
