@@ -119,8 +119,13 @@ func (r *renderer) kubeProxy(b *builder, m api.ClusterNode) error {
 		"metricsBindAddress: 127.0.0.1:10249",
 		"hostnameOverride: " + m.NodeID,
 		"mode: iptables",
-		"",
-	}, "\n")
+	}, "\n") + "\n"
+	if r.opts.Profile == ProfileLab {
+		// Lab nodes share the host's kernel: conntrack limits and timeouts
+		// are the host's, and a network namespace may not set them (0 leaves
+		// them as they are).
+		conf += "conntrack:\n  maxPerCore: 0\n  tcpEstablishedTimeout: 0s\n  tcpCloseWaitTimeout: 0s\n"
+	}
 	b.file(KubeProxyConfigPath, modeConfig, conf, false)
 	v := r.release(m.NodeID, false)
 	b.unit(api.Unit{
