@@ -20,8 +20,8 @@ import (
 // logCacheSize is how many of the newest log entries the node keeps in
 // memory in front of bbolt, so the leader replicates what it has just
 // written without reading it back from disk. It covers a few of raft's
-// batches (MaxAppendEntries, 64 by default) per follower.
-const logCacheSize = 1024
+// batches (maxAppendEntries) per follower.
+const logCacheSize = 2048
 
 // boltOptions are the raft log's bbolt options. The freelist is not
 // written with every commit (bbolt rebuilds it by scanning the file when it
