@@ -119,9 +119,20 @@ func (r *roller) plan() (*rollout.RolloutPlan, api.UpdateStatus) {
 	var nodes []*api.Node
 	for _, obj := range r.o.cfg.Node.State().List(api.KindNode) {
 		var n api.Node
-		if json.Unmarshal(obj.Data, &n) == nil {
-			nodes = append(nodes, &n)
+		if json.Unmarshal(obj.Data, &n) != nil {
+			continue
 		}
+		if n.Metadata.Name == "" {
+			n.Metadata.Name = obj.Name
+		}
+		// Heartbeats live in the leader's memory, not in the store.
+		if seen, ok := r.o.lastSeen(n.Metadata.Name); ok {
+			n.Status.Ready = r.now.Sub(seen) <= r.o.cfg.HeartbeatTimeout
+			n.Status.LastHeartbeat = seen.UTC().Format(time.RFC3339)
+		} else if r.o.cfg.LastSeen != nil {
+			n.Status.Ready = false
+		}
+		nodes = append(nodes, &n)
 	}
 	u := *r.u
 	u.Default()

@@ -178,18 +178,18 @@ func snapshotServer(t *testing.T, e *env, url *atomic.Value) {
 }
 
 // readyCluster brings the lab cluster to ready on oldRelease with agents
-// and kubelets simulated.
-func readyCluster(t *testing.T, replicas int) (*env, *agents) {
+// and kubelets simulated; configure adjusts the orchestrator config first.
+func readyCluster(t *testing.T, replicas int, configure ...func(*Config)) (*env, *agents) {
 	e := newEnv(t, replicas)
 	e.cfg.RenderOptions.KubernetesVersion = oldRelease
+	for _, f := range configure {
+		f(&e.cfg)
+	}
 	var snapURL atomic.Value
 	snapURL.Store("https://127.0.0.1:1")
 	e.cfg.Etcd = &HTTPEtcd{EtcdEndpoint: func(string) string { return snapURL.Load().(string) }}
 	c := labCluster(t, "lab", e.apiPort())
 	e.registerNodes(c)
-	for _, m := range c.Spec.Members() {
-		e.markNodeReady(m.NodeID)
-	}
 	e.putCluster(c, api.PhaseBootstrapping)
 	e.runOrchestrator()
 	e.waitStates(c)
@@ -201,20 +201,6 @@ func readyCluster(t *testing.T, replicas int) (*env, *agents) {
 		t.Fatalf("cluster release %q, want the controller's %s recorded at creation", got.Status.KubernetesVersion, oldRelease)
 	}
 	return e, a
-}
-
-func (e *env) markNodeReady(id string) {
-	obj, ok := e.state().Get(api.KindNode, id)
-	if !ok {
-		e.t.Fatalf("node %s not stored", id)
-	}
-	var n api.Node
-	if err := json.Unmarshal(obj.Data, &n); err != nil {
-		e.t.Fatal(err)
-	}
-	n.Status.Ready = true
-	data, _ := json.Marshal(n)
-	e.apply(store.Op{Put: &store.Put{Kind: api.KindNode, Name: id, Data: data}})
 }
 
 // putUpdate stores a Kubernetes update of every node to newRelease with
@@ -416,4 +402,38 @@ func TestNewLeaderResumesRolloutAtItsStep(t *testing.T) {
 			t.Errorf("step %d ran again after the leader change: %+v then %+v", i+1, before.Status.Steps[i], u.Status.Steps[i])
 		}
 	}
+}
+
+// TestSilentNodeHoldsRolloutBack: heartbeats live in the leader's memory;
+// a target whose heartbeat stopped blocks the start with the plan's code,
+// and the rollout starts once it heartbeats again.
+func TestSilentNodeHoldsRolloutBack(t *testing.T) {
+	var silent atomic.Bool
+	e, _ := readyCluster(t, 1, func(cfg *Config) {
+		cfg.HealthInterval = 100 * time.Millisecond
+		cfg.LastSeen = func(id string) (time.Time, bool) {
+			if id == "node-13" && silent.Load() {
+				return time.Now().Add(-time.Hour), true
+			}
+			return time.Now(), true
+		}
+	})
+
+	silent.Store(true)
+	e.putUpdate("k8s-1-37")
+	e.steer("k8s-1-37", rollout.Approve)
+	if err := harness.Poll(waitFor, func() error {
+		u, _ := e.update("k8s-1-37")
+		if !strings.Contains(u.Status.Message, "update-node-not-ready") || !strings.Contains(u.Status.Message, "node-13") {
+			return fmt.Errorf("message %q", u.Status.Message)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if u, _ := e.update("k8s-1-37"); started(u.Status) {
+		t.Fatalf("a step started with node-13 silent: %+v", u.Status.Steps)
+	}
+	silent.Store(false)
+	e.waitUpdate("k8s-1-37", rollout.PhaseDone)
 }
