@@ -126,3 +126,24 @@ func objects(s *State, kinds []string) string {
 	}
 	return b.String()
 }
+
+// TestCompactData: valid JSON is kept as it is exactly when json.Compact
+// would not change it.
+func TestCompactData(t *testing.T) {
+	for _, in := range []string{
+		`{"a":1}`, `{ "a":1}`, `{"a b":"c d"}`, `{"a":"\" "}`, `{"a":"\\"}`, `{"a":"\\", "b":1}`,
+		`["\\\"", 1 ]`, "\"tab\\t\"", "[1,\n2]", `"x"`, ` 1`, `null`,
+	} {
+		var want bytes.Buffer
+		if err := json.Compact(&want, []byte(in)); err != nil {
+			t.Fatalf("%s: %v", in, err)
+		}
+		got, err := compactData(json.RawMessage(in))
+		if err != nil || !bytes.Equal(got, want.Bytes()) {
+			t.Fatalf("compactData(%s) = %s, %v; want %s", in, got, err, want.Bytes())
+		}
+		if kept := isCompact([]byte(in)); kept != (want.String() == in) {
+			t.Fatalf("isCompact(%s) = %v", in, kept)
+		}
+	}
+}

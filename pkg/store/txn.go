@@ -310,12 +310,12 @@ func (t *txn) trimAudit() {
 }
 
 // compactData returns data compacted. Data decoded from a payload is one
-// valid JSON value, and without a whitespace byte anywhere (what every
-// writer's json.Marshal produces) it is compact already: it is kept as
-// it is, which is what json.Compact would return, without scanning it
-// again.
+// valid JSON value, and without whitespace outside its strings (what every
+// writer's json.Marshal produces) it is compact already: it is kept as it
+// is, which is what json.Compact would return, without running JSON's
+// scanner over it again.
 func compactData(data json.RawMessage) (json.RawMessage, error) {
-	if len(data) > 0 && !bytes.ContainsAny(data, " \t\r\n") {
+	if len(data) > 0 && isCompact(data) {
 		return data, nil
 	}
 	var buf bytes.Buffer
@@ -323,4 +323,22 @@ func compactData(data json.RawMessage) (json.RawMessage, error) {
 		return nil, err
 	}
 	return buf.Bytes(), nil
+}
+
+// isCompact reports whether valid JSON has no whitespace outside strings.
+func isCompact(data []byte) bool {
+	inString, escaped := false, false
+	for _, c := range data {
+		switch {
+		case escaped:
+			escaped = false
+		case inString && c == '\\':
+			escaped = true
+		case c == '"':
+			inString = !inString
+		case !inString && (c == ' ' || c == '\t' || c == '\n' || c == '\r'):
+			return false
+		}
+	}
+	return true
 }
