@@ -265,8 +265,8 @@ func rawRows(n int, ss []writeSample) []Figure {
 	return []Figure{
 		measured(id, fmt.Sprintf("  split: raft apply only, %d clients", n), "writes/s", rate).withNote(note),
 		measured(id, fmt.Sprintf("  split: raft apply only p50, %d clients", n), "ms", p50).withNote(note),
-		measured(id, fmt.Sprintf("  split: raft apply, put + audit in one entry, %d clients", n), "writes/s", arate).withNote(anote),
-		measured(id, fmt.Sprintf("  split: raft apply, put + audit in one entry p50, %d clients", n), "ms", ap50).withNote(anote),
+		measured(id, fmt.Sprintf("  split: raft apply of put + audit, %d clients", n), "writes/s", arate).withNote(anote),
+		measured(id, fmt.Sprintf("  split: raft apply of put + audit p50, %d clients", n), "ms", ap50).withNote(anote),
 	}
 }
 
