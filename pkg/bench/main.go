@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"runtime/pprof"
 	"strconv"
 	"strings"
@@ -33,8 +34,21 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	fs.DurationVar(&o.FleetWindow, "fleet-window", 0, "length of one figure 3 window (default 30s)")
 	fs.IntVar(&o.FleetAgents, "fleet-agents", 0, "simulated agents of figure 3 (default 1000)")
 	fs.IntVar(&o.FailoverRuns, "failover-runs", 0, "runs of figure 5a (default 5)")
+	fs.IntVar(&o.Lab.Runs, "lab-runs", 0, "runs of each lab figure, 5b and 6 (default 3)")
+	fs.StringVar(&o.Lab.Repo, "repo", ".", "repository root for the lab figures (scripts/lab.sh, examples/lab/cluster.yaml)")
+	fs.StringVar(&o.Lab.BinDir, "bin-dir", "bin", "directory with kctl, kcore-controller and kcore-node-agent for the lab figures")
+	fs.StringVar(&o.Lab.Cache, "k8s-cache", defaultCache(), "Kubernetes binary cache the lab runs from (its bin/current)")
+	fs.StringVar(&o.Lab.Lock, "lab-lock", "/tmp/kcore-lab.lock", "lab lock file taken around the lab figures (empty: the caller holds it)")
 	if err := fs.Parse(args); err != nil {
 		return 2
+	}
+	for _, p := range []*string{&o.Lab.Repo, &o.Lab.BinDir} {
+		abs, err := filepath.Abs(*p)
+		if err != nil {
+			fmt.Fprintf(stderr, "kcore-bench: %v\n", err)
+			return 2
+		}
+		*p = abs
 	}
 	if only != "" {
 		o.Only = strings.Split(only, ",")
@@ -81,4 +95,16 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "wrote %s\n", out)
 	}
 	return 0
+}
+
+// defaultCache is $KCORE_CACHE, else ~/.cache/kcore (as scripts/lab.sh).
+func defaultCache() string {
+	if c := os.Getenv("KCORE_CACHE"); c != "" {
+		return c
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return ".cache/kcore"
+	}
+	return filepath.Join(home, ".cache", "kcore")
 }

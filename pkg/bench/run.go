@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -20,11 +21,12 @@ const (
 	GroupFleet       = "fleet"
 	GroupPlan        = "plan"
 	GroupFailover    = "failover"
+	GroupLab         = "lab"
 )
 
 // Groups lists every figure group in run order.
 func Groups() []string {
-	return []string{GroupFloor, GroupWrites, GroupPropagation, GroupPlan, GroupFleet, GroupFailover}
+	return []string{GroupFloor, GroupWrites, GroupPropagation, GroupPlan, GroupFleet, GroupFailover, GroupLab}
 }
 
 // Options shape a bench run. Zero values take the defaults of make bench.
@@ -54,6 +56,8 @@ type Options struct {
 	PlanIterations int
 	// FailoverRuns is figure 5a's run count (default 5).
 	FailoverRuns int
+	// Lab shapes figures 5b and 6 (group lab).
+	Lab LabOptions
 	// Progress receives one line per step; nil discards them.
 	Progress io.Writer
 	// Logger receives the in-process replicas' logs; nil discards them.
@@ -78,6 +82,8 @@ func (o Options) withDefaults() Options {
 	def(&o.FleetWindows, 3)
 	def(&o.PlanIterations, 20)
 	def(&o.FailoverRuns, 5)
+	def(&o.Lab.Runs, 3)
+	defD(&o.Lab.LockWait, 5*time.Minute)
 	defD(&o.WriteWarmup, time.Second)
 	defD(&o.WriteDuration, 10*time.Second)
 	defD(&o.FleetWindow, 30*time.Second)
@@ -129,10 +135,9 @@ func Run(ctx context.Context, o Options) (Report, error) {
 	if want(GroupFleet) || want(GroupFailover) {
 		r.procFigures(ctx, want(GroupFleet), want(GroupFailover))
 	}
-	r.rep.Figures = append(r.rep.Figures,
-		notMeasured("5b", "VIP move after keepalived / the API server is killed", "needs the lab (issue 6)"),
-		notMeasured("6", "time to ready vs hand-started etcd + kube-apiserver", "needs the lab (issue 6)"),
-	)
+	if want(GroupLab) {
+		r.labFigures(ctx)
+	}
 	slices.SortStableFunc(r.rep.Figures, func(a, b Figure) int { return figureNumber(a.ID) - figureNumber(b.ID) })
 	r.rep.Machine.LoadEnd = loadAvg()
 	r.rep.Finished = stamp(time.Now())
@@ -254,4 +259,26 @@ func figureNumber(id string) int {
 		n = n*10 + int(c-'0')
 	}
 	return n
+}
+
+// labFigures runs figures 5b and 6 in the lab; when the lab cannot run
+// here (not root, binaries missing, lock busy) both are rows saying why.
+func (r *runner) labFigures(ctx context.Context) {
+	r.progress("figures 5b and 6: the lab")
+	start := time.Now()
+	figs, err := labFigures(ctx, r.o.Lab, r.o.DataDir, func(s string) { r.progress("%s", s) })
+	if err != nil {
+		r.progress("lab figures not measured: %v", err)
+		why := err.Error()
+		if first, _, ok := strings.Cut(why, "\n"); ok {
+			why = first
+		}
+		r.rep.Figures = append(r.rep.Figures,
+			notMeasured("5b", "VIP move after keepalived / only kube-apiserver is killed on the holder", why),
+			notMeasured("6", "time to ready vs hand-started etcd + kube-apiserver", why),
+		)
+		return
+	}
+	r.progress("figures 5b and 6 done in %s", time.Since(start).Round(time.Second))
+	r.rep.Figures = append(r.rep.Figures, figs...)
 }
