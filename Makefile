@@ -77,15 +77,18 @@ schemas:
 
 ## bench: measure kcore against real references on this machine — three etcd
 ## 3.7.3 members (built by scripts/build-k8s.sh), controller replicas in
-## process and as kcore-controller processes — print one table and write
-## bench/results.json (docs/performance.md). BENCH_FLAGS, e.g. -only writes
-## -cpuprofile cpu.out; kcore-bench -h lists them.
-BENCH_ETCD := $(or $(KCORE_CACHE),$(HOME)/.cache/kcore)/bin/etcd-v3.7.3/etcd
+## process and as kcore-controller processes, and (as root, when make k8s-bins
+## has filled the cache) the lab for figures 5b and 6, under the lab lock
+## /tmp/kcore-lab.lock — print one table and write bench/results.json
+## (docs/performance.md). BENCH_FLAGS, e.g. -only writes -cpuprofile cpu.out,
+## -only lab -lab-runs 5; kcore-bench -h lists them.
+BENCH_CACHE := $(or $(KCORE_CACHE),$(HOME)/.cache/kcore)
+BENCH_ETCD  := $(BENCH_CACHE)/bin/etcd-v3.7.3/etcd
 bench:
 	./scripts/build-k8s.sh --only etcd
-	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN)/ ./cmd/kcore-controller ./cmd/kcore-bench
+	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN)/ ./cmd/kctl ./cmd/kcore-controller ./cmd/kcore-node-agent ./cmd/kcore-bench
 	@mkdir -p bench
-	$(BIN)/kcore-bench -etcd $(BENCH_ETCD) -controller $(BIN)/kcore-controller -out bench/results.json $(BENCH_FLAGS)
+	$(BIN)/kcore-bench -etcd $(BENCH_ETCD) -controller $(BIN)/kcore-controller -bin-dir $(BIN) -k8s-cache $(BENCH_CACHE) -out bench/results.json $(BENCH_FLAGS)
 
 clean:
 	rm -rf $(BIN) $(TOOLS)
