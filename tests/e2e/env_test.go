@@ -35,7 +35,7 @@ func labNodes() []labNode {
 
 // k8sBinaries are what the lab runs from the cache.
 func k8sBinaries() []string {
-	return []string{"etcd", "etcdctl", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubelet", "kube-proxy", "kubectl"}
+	return []string{"etcd", "etcdctl", "etcdutl", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubelet", "kube-proxy", "kubectl"}
 }
 
 // lab is one running lab.
