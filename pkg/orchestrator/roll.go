@@ -251,8 +251,22 @@ func statusEqual(a, b api.UpdateStatus) bool {
 	return string(ja) == string(jb)
 }
 
-// start marks step i running; the next pass executes it.
+// start marks step i running; the next pass executes it. A step starts
+// only while every cluster of its nodes is ready: a scale, an etcd restore
+// or a failure between two steps holds the rollout until it is over.
 func (r *roller) start(ctx context.Context, st api.UpdateStatus, i int) (bool, error) {
+	for _, id := range st.Steps[i].Nodes {
+		for _, co := range r.memberClusters(id) {
+			if ph := co.c.Status.Phase; ph != api.PhaseReady {
+				msg := fmt.Sprintf("step %d waits for cluster %s to be ready (phase %s)", i+1, co.c.Metadata.Name, ph)
+				if st.Message == msg {
+					return true, nil
+				}
+				st.Message = msg
+				return true, r.commit(ctx, st, nil)
+			}
+		}
+	}
 	if st.FromVersion == "" {
 		for _, id := range st.Steps[i].Nodes {
 			for _, co := range r.memberClusters(id) {

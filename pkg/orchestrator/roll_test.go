@@ -437,3 +437,45 @@ func TestSilentNodeHoldsRolloutBack(t *testing.T) {
 	silent.Store(false)
 	e.waitUpdate("k8s-1-37", rollout.PhaseDone)
 }
+
+// TestStepWaitsForReadyCluster: a step starts only while its cluster is
+// ready; a cluster degraded between two steps holds the rollout, which goes
+// on by itself once the cluster is ready again.
+func TestStepWaitsForReadyCluster(t *testing.T) {
+	e, _ := readyCluster(t, 1, func(cfg *Config) { cfg.HealthInterval = 100 * time.Millisecond })
+	e.putUpdate("k8s-1-37")
+	e.steer("k8s-1-37", rollout.Approve)
+	if err := harness.Poll(waitFor, func() error {
+		if u, _ := e.update("k8s-1-37"); len(u.Status.Steps) == 0 || u.Status.Steps[0].State != rollout.StepDone {
+			return fmt.Errorf("step 1 not done: %+v", u.Status.Steps)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	// Pause after whatever step runs now, then degrade the cluster.
+	e.steer("k8s-1-37", func(st api.UpdateStatus) (api.UpdateStatus, error) { return rollout.Pause(st, "test") })
+	u := e.waitUpdate("k8s-1-37", rollout.PhasePaused)
+	next := slices.IndexFunc(u.Status.Steps, func(s api.UpdateStep) bool { return s.State == rollout.StepPending })
+	if next < 0 {
+		t.Fatalf("no pending step left: %+v", u.Status.Steps)
+	}
+	e.health.apiFail.Store(true)
+	e.waitPhase("lab", api.PhaseDegraded)
+	e.steer("k8s-1-37", rollout.Resume)
+	want := fmt.Sprintf("step %d waits for cluster lab to be ready (phase degraded)", next+1)
+	if err := harness.Poll(waitFor, func() error {
+		u, _ := e.update("k8s-1-37")
+		if u.Status.Message != want {
+			return fmt.Errorf("message %q, want %q", u.Status.Message, want)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if u, _ := e.update("k8s-1-37"); u.Status.Steps[next].State != rollout.StepPending {
+		t.Fatalf("step %d started while the cluster was degraded: %+v", next+1, u.Status.Steps[next])
+	}
+	e.health.apiFail.Store(false)
+	e.waitUpdate("k8s-1-37", rollout.PhaseDone)
+}
