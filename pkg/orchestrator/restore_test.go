@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"testing"
@@ -109,15 +110,17 @@ func TestEtcdRestoreRendersSnapshotAndFinishes(t *testing.T) {
 	if !isTrue(done.Status.Conditions, CondEtcdRestored) {
 		t.Errorf("EtcdRestored not True: %+v", done.Status.Conditions)
 	}
-	audited := false
-	for _, o := range e.state().List(apiv1.KindAudit) {
-		var a apiv1.AuditEntry
-		if json.Unmarshal(o.Data, &a) == nil && a.Route == restoreAuditRoute && a.Object == "KubernetesCluster/lab" {
-			audited = true
+	// The audit entry is committed right after the cluster's status.
+	if err := harness.Poll(waitFor, func() error {
+		for _, o := range e.state().List(apiv1.KindAudit) {
+			var a apiv1.AuditEntry
+			if json.Unmarshal(o.Data, &a) == nil && a.Route == restoreAuditRoute && a.Object == "KubernetesCluster/lab" {
+				return nil
+			}
 		}
-	}
-	if !audited {
-		t.Error("no audit entry for the finished restore")
+		return errors.New("no audit entry for the finished restore")
+	}); err != nil {
+		t.Error(err)
 	}
 
 	// The next pass drops the snapshot and the oneshot; etcd keeps its hash.
