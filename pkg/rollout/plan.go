@@ -28,6 +28,11 @@ func Plan(in Input) *RolloutPlan {
 				Fix:     "raise max_unavailable or lower batch_size to say what you mean"})
 		}
 	}
+	if s.Activation == api.ActivationReboot {
+		p.Warnings = append(p.Warnings, plan.Issue{Code: CodeActivationInPlace, Path: "spec.activation",
+			Message: "activation = \"reboot\" is not carried out yet: the roller activates the new pin in place (the units restart; the reboots listed below do not happen)",
+			Fix:     "use activation = \"auto\", or reboot each node yourself while its step runs"})
+	}
 	e := newEnv(in)
 	targets, unknown := e.targets()
 	p.Blocking = append(p.Blocking, unknown...)

@@ -179,6 +179,7 @@ const (
 	CodeEtcdQuorumPause          = "etcd-quorum-pause"
 	CodeBatchCapped              = "batch-capped"
 	CodeNoTargets                = "no-targets"
+	CodeActivationInPlace        = "activation-in-place"
 )
 
 // EtcdLeaderLabel is the node fact label an agent sets to "true" on the
