@@ -110,7 +110,7 @@ func Open(cfg Config) (*Node, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open raft node: open log %s: %w", dir, err)
 	}
-	if n.cache, err = raft.NewLogCache(logCacheSize, n.logs); err != nil {
+	if n.cache, err = raft.NewLogCache(logCacheSize, chunkedLogStore{n.logs}); err != nil {
 		n.logs.Close()
 		return nil, fmt.Errorf("open raft node: %w", err)
 	}

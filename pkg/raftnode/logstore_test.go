@@ -1,0 +1,55 @@
+package raftnode
+
+import (
+	"errors"
+	"path/filepath"
+	"testing"
+
+	"github.com/hashicorp/raft"
+	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
+)
+
+func TestChunkedLogStoreDeletesWholeRange(t *testing.T) {
+	const last = 3*deleteChunk + 10
+	tests := []struct {
+		name      string
+		lo, hi    uint64
+		wantFirst uint64
+	}{
+		{"one chunk", 1, 100, 101},
+		{"exactly one chunk", 1, deleteChunk, deleteChunk + 1},
+		{"several chunks", 1, 3*deleteChunk + 5, 3*deleteChunk + 6},
+		{"empty range", 5, 4, 1},
+		{"beyond the log", 1, last + 100, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			bs, err := raftboltdb.New(raftboltdb.Options{Path: filepath.Join(t.TempDir(), "raft.db"), BoltOptions: boltOptions()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer bs.Close()
+			s := chunkedLogStore{bs}
+			var logs []*raft.Log
+			for i := uint64(1); i <= last; i++ {
+				logs = append(logs, &raft.Log{Index: i, Term: 1, Type: raft.LogCommand, Data: []byte("x")})
+			}
+			if err := s.StoreLogs(logs); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.DeleteRange(tt.lo, tt.hi); err != nil {
+				t.Fatal(err)
+			}
+			first, err := s.FirstIndex()
+			if err != nil || first != tt.wantFirst {
+				t.Fatalf("FirstIndex = %d, %v; want %d", first, err, tt.wantFirst)
+			}
+			if tt.wantFirst > 1 {
+				var l raft.Log
+				if err := s.GetLog(tt.wantFirst-1, &l); !errors.Is(err, raft.ErrLogNotFound) {
+					t.Fatalf("entry %d still there: %v", tt.wantFirst-1, err)
+				}
+			}
+		})
+	}
+}
