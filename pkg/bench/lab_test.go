@@ -129,3 +129,22 @@ func TestParseAgentEvent(t *testing.T) {
 		})
 	}
 }
+
+func TestNextEvent(t *testing.T) {
+	evs := map[string]time.Duration{"a": time.Second, "b": 3 * time.Second, "c": 2 * time.Second}
+	tests := []struct {
+		at   time.Duration
+		want time.Duration
+		ok   bool
+	}{
+		{0, time.Second, true},
+		{time.Second, 2 * time.Second, true},
+		{3 * time.Second, 0, false},
+	}
+	for _, tt := range tests {
+		got, ok := nextEvent(evs, tt.at)
+		if got != tt.want || ok != tt.ok {
+			t.Errorf("nextEvent(%s) = %s %v, want %s %v", tt.at, got, ok, tt.want, tt.ok)
+		}
+	}
+}

@@ -12,16 +12,29 @@ import (
 	"time"
 )
 
-// readySteps are the agent events figure 6 splits the apply at: each
-// unit starts only once the units it comes after are ready (or the
-// agent's settle time ran out), so the start of one is the end of the
-// wait for the previous.
+// readySteps are the agent events figure 6 splits the apply at.
 func readySteps() []readyStep {
 	return []readyStep{
-		{"unit kcore-kube-controller-manager", "kube-apiserver ready on every node (the agents start kube-controller-manager)"},
-		{"unit kcore-kube-scheduler", "kube-scheduler started on every node (after kube-proxy settles)"},
-		{"task kcore-kubernetes-addons", "add-ons task started on every node"},
+		{"unit kcore-kube-scheduler", "kube-scheduler started on every node"},
+		{"task kcore-kubernetes-addons", "add-ons task started (the apply's last item)"},
+		{proxySettle, "split: kube-proxy started → the agent's next item"},
 	}
+}
+
+// proxySettle names, in profileRun's result, the longest wait on any node
+// between starting kube-proxy and the agent's next unit or task.
+const proxySettle = "kube-proxy settle"
+
+// nextEvent is the earliest event after at.
+func nextEvent(evs map[string]time.Duration, at time.Duration) (time.Duration, bool) {
+	var next time.Duration
+	found := false
+	for _, d := range evs {
+		if d > at && (!found || d < next) {
+			next, found = d, true
+		}
+	}
+	return next, found
 }
 
 // readyStep is one agent event and what it means.
@@ -106,6 +119,11 @@ func (r *readyBench) profileRun(start time.Time) map[string]time.Duration {
 		for _, ev := range sortedByValue(evs) {
 			line = append(line, fmt.Sprintf("%s %.2fs", ev, evs[ev].Seconds()))
 			latest[ev] = max(latest[ev], evs[ev])
+		}
+		if proxy, ok := evs["unit kcore-kube-proxy"]; ok {
+			if next, ok := nextEvent(evs, proxy); ok {
+				latest[proxySettle] = max(latest[proxySettle], next-proxy)
+			}
 		}
 		l.progress(fmt.Sprintf("  agent %s: %s", n.name, strings.Join(line, ", ")))
 	}
