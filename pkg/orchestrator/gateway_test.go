@@ -19,6 +19,9 @@ type fakeGateway struct {
 	calls   []string
 	// refuse makes promote fail (a learner not caught up yet).
 	refuse atomic.Bool
+	// lag is how far every member's applied index trails the raft index
+	// /v3/maintenance/status reports.
+	lag atomic.Int64
 }
 
 func newFakeGateway() *fakeGateway { return &fakeGateway{next: 100} }
@@ -70,6 +73,9 @@ func (g *fakeGateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return -1
 	}
 	switch verb {
+	case "/v3/maintenance/status":
+		reply(map[string]any{"leader": "101", "raftIndex": "100000", "raftAppliedIndex": strconv.FormatInt(100000-g.lag.Load(), 10)})
+		return
 	case "list":
 		reply(map[string]any{"members": g.members})
 		return

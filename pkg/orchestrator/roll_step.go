@@ -46,6 +46,7 @@ func (r *roller) forward(ctx context.Context, st api.UpdateStatus, i int) (bool,
 	case out.wait != "":
 		return r.timeout(ctx, st, i, out.wait)
 	}
+	st.Steps[i].Message = ""
 	next, err := rollout.MarkDone(st, i, r.stamp())
 	if err != nil {
 		return false, err
@@ -86,10 +87,16 @@ func (r *roller) revert(ctx context.Context, st api.UpdateStatus, i int) (bool, 
 }
 
 // timeout keeps waiting on running step i until StepTimeout, then fails it
-// with what it waited for.
+// with what it waited for. While it waits, the step's message says for
+// what (kctl update status shows it).
 func (r *roller) timeout(ctx context.Context, st api.UpdateStatus, i int, wait string) (bool, error) {
 	if !r.expired(st.Steps[i]) {
-		return true, nil
+		msg := "waiting: " + wait
+		if st.Steps[i].Message == msg {
+			return true, nil
+		}
+		st.Steps[i].Message = msg
+		return true, r.commit(ctx, st, nil)
 	}
 	return r.fail(ctx, st, i, fmt.Sprintf("%s (after %s)", wait, r.o.cfg.StepTimeout))
 }
@@ -396,6 +403,11 @@ func (r *roller) gate(ctx context.Context, k *kubeConn, co *clusterObj, id, scop
 		return "", fmt.Sprintf("%s: %s", id, ns.Message)
 	case c.Status.Phase != api.PhaseReady:
 		return "", fmt.Sprintf("cluster %s is %s", name, c.Status.Phase)
+	}
+	if scope != rollout.ScopeKubelet && isControlPlaneOf(c, id) {
+		if w := r.o.etcdCaughtUp(ctx, c, k.s, id); w != "" {
+			return "", w
+		}
 	}
 	if scope == rollout.ScopeControlPlane || !isTrue(c.Status.Conditions, CondBootstrapped) {
 		return "", ""

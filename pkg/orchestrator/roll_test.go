@@ -479,3 +479,30 @@ func TestStepWaitsForReadyCluster(t *testing.T) {
 	e.health.apiFail.Store(false)
 	e.waitUpdate("k8s-1-37", rollout.PhaseDone)
 }
+
+// TestControlPlaneStepWaitsForEtcdCatchUp: a control-plane step is done only
+// once the node's etcd member applied close to the newest raft index; while
+// it waits, the step says for what.
+func TestControlPlaneStepWaitsForEtcdCatchUp(t *testing.T) {
+	e, _ := readyCluster(t, 1)
+	e.health.gw.lag.Store(10 * etcdLagLimit)
+	e.putUpdate("k8s-1-37")
+	e.steer("k8s-1-37", rollout.Approve)
+	if err := harness.Poll(waitFor, func() error {
+		u, _ := e.update("k8s-1-37")
+		if len(u.Status.Steps) == 0 || !strings.Contains(u.Status.Steps[0].Message, "etcd member node-12 applied index 95000, 5000 behind the newest 100000") {
+			return fmt.Errorf("steps %+v", u.Status.Steps)
+		}
+		if s := u.Status.Steps[0]; s.State != rollout.StepRunning {
+			return fmt.Errorf("step 1 is %s", s.State)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	e.health.gw.lag.Store(0)
+	u := e.waitUpdate("k8s-1-37", rollout.PhaseDone)
+	if m := u.Status.Steps[0].Message; m != "" {
+		t.Errorf("a done step keeps the message %q", m)
+	}
+}
