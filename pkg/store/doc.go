@@ -9,6 +9,8 @@
 // objects reach the store already sealed (see Sealed); the store never sees
 // plaintext.
 //
-// State.Apply is the command processor; pkg/raftnode wraps it in a thin
-// raft.FSM, and a tool can replay a log by calling Apply directly.
+// State.Apply is the command processor and State.ApplyBatch applies a run of
+// committed commands in one transaction with the same results; pkg/raftnode
+// wraps them in a thin raft.BatchingFSM, and a tool can replay a log by
+// calling Apply directly.
 package store
