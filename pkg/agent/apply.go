@@ -168,12 +168,17 @@ func (a *Applier) applyOne(ctx context.Context, ns *api.NodeState) (api.NodeRepo
 		rep.Items = append(rep.Items, pendingAll(ns, err.Error())...)
 		return rep, nil
 	}
-	rep.Items = append(rep.Items, a.applyUnits(ctx, ns, cs)...)
-	rep.Items = append(rep.Items, a.purgeVolumes(ctx, ns, cs)...)
+	runs, stopped, started := a.startUnits(ctx, ns, cs)
+	purged := a.purgeVolumes(ctx, ns, cs)
 	if err := a.state.save(a.Root); err != nil {
 		return rep, err
 	}
-	rep.Items = append(rep.Items, a.applyTasks(ctx, ns, cs)...)
+	// Tasks run while the units nothing waits for still settle.
+	tasks := a.applyTasks(ctx, ns, cs, started)
+	rep.Items = append(rep.Items, a.settleUnits(ctx, runs)...)
+	rep.Items = append(rep.Items, stopped...)
+	rep.Items = append(rep.Items, purged...)
+	rep.Items = append(rep.Items, tasks...)
 	if ctx.Err() == nil {
 		cs.Generation = ns.Generation
 	}

@@ -397,3 +397,39 @@ func TestProbeHealth(t *testing.T) {
 		t.Fatal("503 accepted")
 	}
 }
+
+// TestUnitsNothingWaitsForDoNotHoldOthersBack: a started unit only holds
+// back the units and tasks after it. Here kube-proxy (which nothing waits
+// for) turns healthy only once the add-ons task ran, and the settle time is
+// long: the task must run while kube-proxy still settles, and the apply
+// reports everything ok.
+func TestUnitsNothingWaitsForDoNotHoldOthersBack(t *testing.T) {
+	rec := execrun.NewRecorder()
+	a := newApplier(t.TempDir(), &fakeRuntime{}, rec)
+	a.UnitSettle = time.Hour
+	a.Health = func(_ context.Context, url string) error {
+		if url == "http://127.0.0.1:10256/healthz" && countCommands(rec, "kubectl") == 0 {
+			return errors.New("kube-proxy waits for the add-ons")
+		}
+		return nil
+	}
+	ns := api.NodeState{Cluster: "lab", NodeID: "n", Generation: 1,
+		Units: []api.Unit{
+			{Name: "kcore-kube-proxy", Argv: []string{"kube-proxy"}, InputHash: "p", HealthURL: "http://127.0.0.1:10256/healthz"},
+			{Name: "kcore-kube-apiserver", Argv: []string{"kube-apiserver"}, InputHash: "a", HealthURL: "https://127.0.0.1:6443/readyz"},
+			{Name: "kcore-kube-scheduler", Argv: []string{"kube-scheduler"}, InputHash: "s", After: []string{"kcore-kube-apiserver"}},
+		},
+		Tasks: []api.Task{{Name: "kcore-kubernetes-addons", Argv: []string{"kubectl", "apply"}, InputHash: "t", After: []string{"kcore-kube-apiserver"}}},
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	reps, err := a.Apply(ctx, []api.NodeState{ns})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, it := range reps[0].Items {
+		if it.State != api.ItemOK {
+			t.Errorf("%s %s is %s (%s): a unit nothing waits for held the others back", it.Kind, it.Name, it.State, it.Message)
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -88,81 +89,136 @@ func (a *Applier) unitReady(ctx context.Context, name string) (runtime.UnitStatu
 	return st, true
 }
 
-// waitSettled polls a just-(re)started unit until it is ready, failed, or
-// the settle time passed.
-func (a *Applier) waitSettled(ctx context.Context, name string) (runtime.UnitStatus, bool) {
-	deadline := time.Now().Add(a.settle())
+// unitRun is what one apply did with one unit: its report item, and when it
+// (re)started the unit (zero when it did not).
+type unitRun struct {
+	unit    api.Unit
+	item    api.ItemStatus
+	started time.Time
+}
+
+// settling reports whether a unit this apply started is still within its
+// settle time and has not failed: the units and tasks after it wait for it.
+func (a *Applier) settling(ctx context.Context, name string, started map[string]time.Time) bool {
+	at, ok := started[name]
+	if !ok || time.Since(at) >= a.settle() {
+		return false
+	}
+	st, err := a.Runtime.Status(ctx, name)
+	return err != nil || st.State != runtime.StateFailed
+}
+
+// awaitDeps waits while a dependency in after is not ready but still
+// settling, and returns the ones not ready in the end.
+func (a *Applier) awaitDeps(ctx context.Context, after []string, want map[string]bool, started map[string]time.Time) []string {
 	tick := time.NewTicker(20 * time.Millisecond)
 	defer tick.Stop()
 	for {
-		st, ready := a.unitReady(ctx, name)
-		if ready || st.State == runtime.StateFailed || time.Now().After(deadline) {
-			return st, ready
+		waiting := a.notReady(ctx, after, want)
+		if len(waiting) == 0 || !slices.ContainsFunc(waiting, func(d string) bool { return a.settling(ctx, d, started) }) {
+			return waiting
 		}
 		select {
 		case <-ctx.Done():
-			return st, ready
+			return waiting
 		case <-tick.C:
 		}
 	}
 }
 
-func (a *Applier) applyUnits(ctx context.Context, ns *api.NodeState, cs *ClusterState) []api.ItemStatus {
-	var items []api.ItemStatus
+// startUnits ensures every unit in dependency order. A unit waits only for
+// the units in its After: one that this apply (re)started gets its settle
+// time to turn ready, anything else not ready leaves the unit pending. So
+// units nothing waits for (kubelet, kube-proxy, keepalived) start without
+// holding the others back, and settle together later (settleUnits). It
+// also stops the units no longer rendered; started maps the units it
+// (re)started to when.
+func (a *Applier) startUnits(ctx context.Context, ns *api.NodeState, cs *ClusterState) (runs []*unitRun, other []api.ItemStatus, started map[string]time.Time) {
 	ordered, cyclic := orderUnits(ns.Units)
 	for _, u := range cyclic {
-		items = append(items, api.ItemStatus{Kind: KindUnit, Name: u.Name, State: api.ItemFailed, Message: "dependency cycle in after"})
+		other = append(other, api.ItemStatus{Kind: KindUnit, Name: u.Name, State: api.ItemFailed, Message: "dependency cycle in after"})
 	}
 	want := map[string]bool{}
 	for _, u := range ns.Units {
 		want[u.Name] = true
 	}
+	started = map[string]time.Time{}
 	for _, u := range ordered {
-		it := api.ItemStatus{Kind: KindUnit, Name: u.Name}
+		r := &unitRun{unit: u, item: api.ItemStatus{Kind: KindUnit, Name: u.Name}}
+		runs = append(runs, r)
 		if ctx.Err() != nil {
-			it.State, it.Message = api.ItemPending, "interrupted"
-			items = append(items, it)
+			r.item.State, r.item.Message = api.ItemPending, "interrupted"
 			continue
 		}
-		if waiting := a.notReady(ctx, u.After, want); len(waiting) > 0 {
-			it.State, it.Message = api.ItemPending, "waiting for "+strings.Join(waiting, ", ")
-			items = append(items, it)
+		if waiting := a.awaitDeps(ctx, u.After, want, started); len(waiting) > 0 {
+			r.item.State, r.item.Message = api.ItemPending, "waiting for "+strings.Join(waiting, ", ")
 			continue
 		}
 		changed, err := a.Runtime.Ensure(ctx, u)
 		cs.Units[u.Name] = u.InputHash
 		if err != nil {
-			it.State, it.Message = api.ItemFailed, err.Error()
+			r.item.State, r.item.Message = api.ItemFailed, err.Error()
 			a.log().Error("ensure unit", "unit", u.Name, "err", err)
-			items = append(items, it)
 			continue
 		}
-		var (
-			st    runtime.UnitStatus
-			ready bool
-		)
 		if changed {
 			a.log().Info("started unit", "unit", u.Name, "inputHash", u.InputHash)
-			st, ready = a.waitSettled(ctx, u.Name)
-		} else {
-			st, ready = a.unitReady(ctx, u.Name)
+			r.started = time.Now()
+			started[u.Name] = r.started
+			continue
 		}
-		it.State, it.Message = unitItemState(st, ready, changed)
-		if it.State == api.ItemFailed && !u.Oneshot {
-			it.Restarts, it.Restarting = a.crashCount(st, u, changed)
+		st, ready := a.unitReady(ctx, u.Name)
+		r.item.State, r.item.Message = unitItemState(st, ready, false)
+		if r.item.State == api.ItemFailed && !u.Oneshot {
+			r.item.Restarts, r.item.Restarting = a.crashCount(st, u, false)
 		}
-		items = append(items, it)
 	}
 	for _, name := range sortedKeys(cs.Units) {
 		if want[name] {
 			continue
 		}
 		if err := a.Runtime.Stop(ctx, name); err != nil {
-			items = append(items, api.ItemStatus{Kind: KindUnit, Name: name, State: api.ItemFailed, Message: "stop: " + err.Error()})
+			other = append(other, api.ItemStatus{Kind: KindUnit, Name: name, State: api.ItemFailed, Message: "stop: " + err.Error()})
 			continue
 		}
 		a.log().Info("stopped unit no longer rendered", "unit", name)
 		delete(cs.Units, name)
+	}
+	return runs, other, started
+}
+
+// settleUnits waits, all at once, until every unit this apply (re)started
+// is ready, failed, or past its settle time, and returns every unit's item.
+func (a *Applier) settleUnits(ctx context.Context, runs []*unitRun) []api.ItemStatus {
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		open := false
+		for _, r := range runs {
+			if r.started.IsZero() || r.item.State != "" {
+				continue
+			}
+			st, ready := a.unitReady(ctx, r.unit.Name)
+			if ready || st.State == runtime.StateFailed || time.Since(r.started) >= a.settle() || ctx.Err() != nil {
+				r.item.State, r.item.Message = unitItemState(st, ready, true)
+				if r.item.State == api.ItemFailed && !r.unit.Oneshot {
+					r.item.Restarts, r.item.Restarting = a.crashCount(st, r.unit, true)
+				}
+				continue
+			}
+			open = true
+		}
+		if !open {
+			break
+		}
+		select {
+		case <-ctx.Done():
+		case <-tick.C:
+		}
+	}
+	items := make([]api.ItemStatus, 0, len(runs))
+	for _, r := range runs {
+		items = append(items, r.item)
 	}
 	return items
 }
@@ -212,7 +268,10 @@ func (a *Applier) taskTimeout() time.Duration {
 	return 10 * time.Minute
 }
 
-func (a *Applier) applyTasks(ctx context.Context, ns *api.NodeState, cs *ClusterState) []api.ItemStatus {
+// applyTasks runs the tasks whose input changed once their After items are
+// done: a task waits for a unit this apply started (started) while it
+// settles.
+func (a *Applier) applyTasks(ctx context.Context, ns *api.NodeState, cs *ClusterState, started map[string]time.Time) []api.ItemStatus {
 	var items []api.ItemStatus
 	units := map[string]bool{}
 	for _, u := range ns.Units {
@@ -232,7 +291,7 @@ func (a *Applier) applyTasks(ctx context.Context, ns *api.NodeState, cs *Cluster
 				}
 				continue
 			}
-			waiting = append(waiting, a.notReady(ctx, []string{dep}, units)...)
+			waiting = append(waiting, a.awaitDeps(ctx, []string{dep}, units, started)...)
 		}
 		switch {
 		case cs.Tasks[t.Name] == t.InputHash:
