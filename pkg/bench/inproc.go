@@ -95,6 +95,22 @@ func (c *inprocCluster) leader() *controller.Controller {
 	return nil
 }
 
+// waitLeader returns the leader, waiting out an election: under a heavy
+// load on this machine a replica may miss heartbeats and start one.
+func (c *inprocCluster) waitLeader(ctx context.Context) (*controller.Controller, error) {
+	var l *controller.Controller
+	err := poll(ctx, readyTimeout, func() error {
+		if l = c.leader(); l == nil {
+			return errors.New("no leader")
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("controller writes: %w", err)
+	}
+	return l, nil
+}
+
 func (c *inprocCluster) close() {
 	for _, ctl := range c.ctrls {
 		_ = ctl.Close()

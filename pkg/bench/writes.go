@@ -50,10 +50,10 @@ type writeBench struct {
 
 // oursOps returns n writers, each a client.Client of its own (its own
 // transport and TLS connection) to the leader's API.
-func (b *writeBench) oursOps(n int) ([]op, func(), error) {
-	leader := b.ours.leader()
-	if leader == nil {
-		return nil, nil, fmt.Errorf("controller writes: no leader")
+func (b *writeBench) oursOps(ctx context.Context, n int) ([]op, func(), error) {
+	leader, err := b.ours.waitLeader(ctx)
+	if err != nil {
+		return nil, nil, err
 	}
 	cfg, err := b.auth.clientConfig([]string{leader.HTTPAddr()}, apiv1.RoleClusterAdmin, "bench-writer")
 	if err != nil {
@@ -113,10 +113,10 @@ func (b *writeBench) etcdOps(ctx context.Context, n int) ([]op, func(), error) {
 // rawOps returns n writers that apply straight to the leader's raft node
 // what the server applies after decoding a PUT: a bare put, or (audit) the
 // put and its audit entry in one store.Batch, as the server commits them.
-func (b *writeBench) rawOps(n int, audit bool) ([]op, error) {
-	leader := b.ours.leader()
-	if leader == nil {
-		return nil, fmt.Errorf("controller writes: no leader")
+func (b *writeBench) rawOps(ctx context.Context, n int, audit bool) ([]op, error) {
+	leader, err := b.ours.waitLeader(ctx)
+	if err != nil {
+		return nil, err
 	}
 	body := json.RawMessage(payload1K())
 	ops := make([]op, n)
@@ -160,19 +160,19 @@ func auditedPut(put store.Put, writer int) (store.Command, error) {
 
 func (b *writeBench) runOne(ctx context.Context, n int) (writeSample, error) {
 	var s writeSample
-	ops, done, err := b.oursOps(n)
+	ops, done, err := b.oursOps(ctx, n)
 	if err != nil {
 		return s, err
 	}
 	s.ours = runLoad(ctx, ops, b.warmup, b.duration)
 	done()
 	if b.raw {
-		ops, err := b.rawOps(n, false)
+		ops, err := b.rawOps(ctx, n, false)
 		if err != nil {
 			return s, err
 		}
 		s.raw = runLoad(ctx, ops, b.warmup, b.duration/2)
-		if ops, err = b.rawOps(n, true); err != nil {
+		if ops, err = b.rawOps(ctx, n, true); err != nil {
 			return s, err
 		}
 		s.rawAudit = runLoad(ctx, ops, b.warmup, b.duration/2)
@@ -278,5 +278,5 @@ func (b *writeBench) raftStats() string {
 		return "no leader"
 	}
 	st := l.Node().Stats()
-	return fmt.Sprintf("leader last_log_index %s last_snapshot_index %s", st["last_log_index"], st["last_snapshot_index"])
+	return fmt.Sprintf("leader %s term %s last_log_index %s last_snapshot_index %s", l.Node().ID(), st["term"], st["last_log_index"], st["last_snapshot_index"])
 }
