@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -399,17 +400,22 @@ func TestProbeHealth(t *testing.T) {
 }
 
 // TestUnitsNothingWaitsForDoNotHoldOthersBack: a started unit only holds
-// back the units and tasks after it. Here kube-proxy (which nothing waits
-// for) turns healthy only once the add-ons task ran, and the settle time is
-// long: the task must run while kube-proxy still settles, and the apply
-// reports everything ok.
+// back the units and tasks after it, and the settle time is long (an hour).
+// kube-apiserver turns ready only once the kubelet (later in the order, and
+// waiting for nothing) was started; kube-proxy turns healthy only once the
+// add-ons task ran. Both must happen while the others still settle, and
+// the apply reports everything ok.
 func TestUnitsNothingWaitsForDoNotHoldOthersBack(t *testing.T) {
 	rec := execrun.NewRecorder()
-	a := newApplier(t.TempDir(), &fakeRuntime{}, rec)
+	rt := &fakeRuntime{}
+	a := newApplier(t.TempDir(), rt, rec)
 	a.UnitSettle = time.Hour
 	a.Health = func(_ context.Context, url string) error {
-		if url == "http://127.0.0.1:10256/healthz" && countCommands(rec, "kubectl") == 0 {
+		switch {
+		case url == "http://127.0.0.1:10256/healthz" && countCommands(rec, "kubectl") == 0:
 			return errors.New("kube-proxy waits for the add-ons")
+		case url == "https://127.0.0.1:6443/readyz" && !slices.Contains(rt.calls, "ensure kcore-kubelet"):
+			return errors.New("kube-apiserver waits for the kubelet")
 		}
 		return nil
 	}
@@ -418,6 +424,7 @@ func TestUnitsNothingWaitsForDoNotHoldOthersBack(t *testing.T) {
 			{Name: "kcore-kube-proxy", Argv: []string{"kube-proxy"}, InputHash: "p", HealthURL: "http://127.0.0.1:10256/healthz"},
 			{Name: "kcore-kube-apiserver", Argv: []string{"kube-apiserver"}, InputHash: "a", HealthURL: "https://127.0.0.1:6443/readyz"},
 			{Name: "kcore-kube-scheduler", Argv: []string{"kube-scheduler"}, InputHash: "s", After: []string{"kcore-kube-apiserver"}},
+			{Name: "kcore-kubelet", Argv: []string{"kubelet"}, InputHash: "k"},
 		},
 		Tasks: []api.Task{{Name: "kcore-kubernetes-addons", Argv: []string{"kubectl", "apply"}, InputHash: "t", After: []string{"kcore-kube-apiserver"}}},
 	}

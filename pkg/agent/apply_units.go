@@ -126,13 +126,14 @@ func (a *Applier) awaitDeps(ctx context.Context, after []string, want map[string
 	}
 }
 
-// startUnits ensures every unit in dependency order. A unit waits only for
-// the units in its After: one that this apply (re)started gets its settle
-// time to turn ready, anything else not ready leaves the unit pending. So
-// units nothing waits for (kubelet, kube-proxy, keepalived) start without
-// holding the others back, and settle together later (settleUnits). It
-// also stops the units no longer rendered; started maps the units it
-// (re)started to when.
+// startUnits ensures every unit in dependency order, in waves: each wave
+// starts every unit whose After units are ready, and leaves for a later
+// wave the units that wait for one this apply (re)started and that is
+// still settling (or for one left for later). A unit whose After units are
+// not ready otherwise stays pending. So units nothing waits for (kubelet,
+// kube-proxy, keepalived) start at once, and they settle together later
+// (settleUnits). It also stops the units no longer rendered; started maps
+// the units it (re)started to when.
 func (a *Applier) startUnits(ctx context.Context, ns *api.NodeState, cs *ClusterState) (runs []*unitRun, other []api.ItemStatus, started map[string]time.Time) {
 	ordered, cyclic := orderUnits(ns.Units)
 	for _, u := range cyclic {
@@ -143,35 +144,43 @@ func (a *Applier) startUnits(ctx context.Context, ns *api.NodeState, cs *Cluster
 		want[u.Name] = true
 	}
 	started = map[string]time.Time{}
+	byName := map[string]*unitRun{}
 	for _, u := range ordered {
 		r := &unitRun{unit: u, item: api.ItemStatus{Kind: KindUnit, Name: u.Name}}
 		runs = append(runs, r)
-		if ctx.Err() != nil {
-			r.item.State, r.item.Message = api.ItemPending, "interrupted"
-			continue
+		byName[u.Name] = r
+	}
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	remaining := ordered
+	for len(remaining) > 0 {
+		later := map[string]bool{}
+		var next []api.Unit
+		for _, u := range remaining {
+			r := byName[u.Name]
+			if ctx.Err() != nil {
+				r.item.State, r.item.Message = api.ItemPending, "interrupted"
+				continue
+			}
+			waiting := a.notReady(ctx, u.After, want)
+			if len(waiting) > 0 {
+				if slices.ContainsFunc(waiting, func(d string) bool { return later[d] || a.settling(ctx, d, started) }) {
+					later[u.Name] = true
+					next = append(next, u)
+					continue
+				}
+				r.item.State, r.item.Message = api.ItemPending, "waiting for "+strings.Join(waiting, ", ")
+				continue
+			}
+			a.ensureUnit(ctx, r, cs, started)
 		}
-		if waiting := a.awaitDeps(ctx, u.After, want, started); len(waiting) > 0 {
-			r.item.State, r.item.Message = api.ItemPending, "waiting for "+strings.Join(waiting, ", ")
-			continue
+		if len(next) == len(remaining) {
+			select {
+			case <-ctx.Done():
+			case <-tick.C:
+			}
 		}
-		changed, err := a.Runtime.Ensure(ctx, u)
-		cs.Units[u.Name] = u.InputHash
-		if err != nil {
-			r.item.State, r.item.Message = api.ItemFailed, err.Error()
-			a.log().Error("ensure unit", "unit", u.Name, "err", err)
-			continue
-		}
-		if changed {
-			a.log().Info("started unit", "unit", u.Name, "inputHash", u.InputHash)
-			r.started = time.Now()
-			started[u.Name] = r.started
-			continue
-		}
-		st, ready := a.unitReady(ctx, u.Name)
-		r.item.State, r.item.Message = unitItemState(st, ready, false)
-		if r.item.State == api.ItemFailed && !u.Oneshot {
-			r.item.Restarts, r.item.Restarting = a.crashCount(st, u, false)
-		}
+		remaining = next
 	}
 	for _, name := range sortedKeys(cs.Units) {
 		if want[name] {
@@ -185,6 +194,30 @@ func (a *Applier) startUnits(ctx context.Context, ns *api.NodeState, cs *Cluster
 		delete(cs.Units, name)
 	}
 	return runs, other, started
+}
+
+// ensureUnit hands r's unit to the runtime: a (re)started unit is recorded
+// in started and settles later; an unchanged one is reported as it is.
+func (a *Applier) ensureUnit(ctx context.Context, r *unitRun, cs *ClusterState, started map[string]time.Time) {
+	u := r.unit
+	changed, err := a.Runtime.Ensure(ctx, u)
+	cs.Units[u.Name] = u.InputHash
+	if err != nil {
+		r.item.State, r.item.Message = api.ItemFailed, err.Error()
+		a.log().Error("ensure unit", "unit", u.Name, "err", err)
+		return
+	}
+	if changed {
+		a.log().Info("started unit", "unit", u.Name, "inputHash", u.InputHash)
+		r.started = time.Now()
+		started[u.Name] = r.started
+		return
+	}
+	st, ready := a.unitReady(ctx, u.Name)
+	r.item.State, r.item.Message = unitItemState(st, ready, false)
+	if r.item.State == api.ItemFailed && !u.Oneshot {
+		r.item.Restarts, r.item.Restarting = a.crashCount(st, u, false)
+	}
 }
 
 // settleUnits waits, all at once, until every unit this apply (re)started
