@@ -52,9 +52,13 @@ type Applier struct {
 	Log *slog.Logger
 	// TaskTimeout bounds one task run (default 10 minutes).
 	TaskTimeout time.Duration
-	// UnitSettle is how long Apply waits for a (re)started unit to be ready
-	// before moving on to the units after it (default 5s).
+	// UnitSettle is how long Apply waits for a (re)started unit that
+	// nothing waits for to be ready before it reports it (default 5s).
 	UnitSettle time.Duration
+	// DependencyWait is how long the units and tasks after a (re)started
+	// unit wait in the same apply for it to be ready, unless it fails
+	// (default 60s); after that they are reported pending and retried.
+	DependencyWait time.Duration
 	// Health probes a unit's HealthURL (nil: ProbeHealth).
 	Health func(ctx context.Context, url string) error
 	// Rebase, when set, rewrites each NodeState before it is applied; an

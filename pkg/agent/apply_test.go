@@ -355,7 +355,7 @@ func TestApplyWaitsForHealthyDependencies(t *testing.T) {
 	rt := &fakeRuntime{}
 	healthy := false
 	a := newApplier(root, rt, execrun.NewRecorder())
-	a.UnitSettle = 10 * time.Millisecond
+	a.UnitSettle, a.DependencyWait = 10*time.Millisecond, 10*time.Millisecond
 	a.Health = func(_ context.Context, url string) error {
 		if url != "https://127.0.0.1:6443/readyz" || !healthy {
 			return errors.New("not ready")

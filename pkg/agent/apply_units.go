@@ -97,11 +97,19 @@ type unitRun struct {
 	started time.Time
 }
 
-// settling reports whether a unit this apply started is still within its
-// settle time and has not failed: the units and tasks after it wait for it.
+func (a *Applier) dependencyWait() time.Duration {
+	if a.DependencyWait > 0 {
+		return a.DependencyWait
+	}
+	return 60 * time.Second
+}
+
+// settling reports whether a unit this apply started is still within the
+// dependency wait and has not failed: the units and tasks after it wait
+// for it.
 func (a *Applier) settling(ctx context.Context, name string, started map[string]time.Time) bool {
 	at, ok := started[name]
-	if !ok || time.Since(at) >= a.settle() {
+	if !ok || time.Since(at) >= max(a.settle(), a.dependencyWait()) {
 		return false
 	}
 	st, err := a.Runtime.Status(ctx, name)
