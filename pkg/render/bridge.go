@@ -105,17 +105,6 @@ func (r *renderer) bridgeRoutes(b *builder, m api.ClusterNode) error {
 	return nil
 }
 
-// kubeProxyServer is the API kube-proxy on m talks to: its own API server
-// on a control plane (it starts once that is ready, so its first list
-// succeeds instead of backing off while the VIP comes up), the endpoint on
-// a worker.
-func (r *renderer) kubeProxyServer(m api.ClusterNode) string {
-	if _, cp := r.cpIndex[m.NodeID]; cp {
-		return r.localAPIURL()
-	}
-	return r.endpointURL()
-}
-
 // kubeProxy renders kube-proxy (iptables mode), which only bridge mode runs.
 func (r *renderer) kubeProxy(b *builder, m api.ClusterNode) error {
 	conf := strings.Join([]string{
@@ -139,13 +128,8 @@ func (r *renderer) kubeProxy(b *builder, m api.ClusterNode) error {
 	}
 	b.file(KubeProxyConfigPath, modeConfig, conf, false)
 	v := r.release(m.NodeID, false)
-	var after []string
-	if _, cp := r.cpIndex[m.NodeID]; cp {
-		after = []string{UnitAPIServer}
-	}
 	b.unit(api.Unit{
 		Name:      UnitKubeProxy,
-		After:     after,
 		Version:   v,
 		Argv:      []string{"kube-proxy", "--config=" + KubeProxyConfigPath},
 		Restart:   api.RestartAlways,

@@ -23,8 +23,7 @@ func (b *builder) keyPair(name string, kp pki.KeyPair) {
 func pkiPath(name string) string { return PKIDir + "/" + name }
 
 // nodePKI writes what every member holds: the cluster CA certificate, its
-// kubelet serving pair and kubelet kubeconfig (server = the API endpoint),
-// and in bridge mode the kube-proxy kubeconfig (see kubeProxyServer).
+// kubelet serving pair and kubelet kubeconfig (server = the API endpoint).
 func (r *renderer) nodePKI(b *builder, m api.ClusterNode) error {
 	ns := r.s.Nodes[m.NodeID]
 	if ns == nil || len(ns.KubeletClient.CertPEM) == 0 || len(ns.KubeletServing.CertPEM) == 0 {
@@ -42,7 +41,7 @@ func (r *renderer) nodePKI(b *builder, m api.ClusterNode) error {
 			return fmt.Errorf("render kube-proxy pki: node %s: %w", m.NodeID, ErrMissingSecret)
 		}
 		b.file(KubeProxyKubeconfigPath, modeKey,
-			pki.Kubeconfig(r.c.Metadata.Name, r.kubeProxyServer(m), r.s.CA.CertPEM, pki.KubeProxyCommonName, ns.KubeProxy), true)
+			pki.Kubeconfig(r.c.Metadata.Name, r.endpointURL(), r.s.CA.CertPEM, pki.KubeProxyCommonName, ns.KubeProxy), true)
 	}
 	return nil
 }
