@@ -52,6 +52,8 @@ type Cluster struct {
 	opts   Options
 	log    *slog.Logger
 	closed *atomic.Bool
+	// root holds every replica's data dir.
+	root string
 
 	mu       sync.Mutex
 	replicas []*Replica
@@ -92,7 +94,10 @@ func New(t testing.TB, opts Options) *Cluster {
 	if opts.LogLevel == 0 {
 		opts.LogLevel = slog.LevelWarn
 	}
-	c := &Cluster{t: t, opts: opts, closed: &atomic.Bool{}}
+	// The data dirs live under one directory made before the shutdown is
+	// registered: cleanups run last first, so every replica (and a snapshot
+	// it may still be writing) stops before its data dir is removed.
+	c := &Cluster{t: t, opts: opts, closed: &atomic.Bool{}, root: t.TempDir()}
 	c.log = testLogger(t, opts.LogLevel, c.closed)
 	t.Cleanup(c.shutdownAll)
 
@@ -144,7 +149,7 @@ func (c *Cluster) newReplica() *Replica {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	i := len(c.replicas)
-	r := &Replica{Index: i, ID: fmt.Sprintf("r%d", i), DataDir: filepath.Join(c.t.TempDir(), fmt.Sprintf("r%d", i))}
+	r := &Replica{Index: i, ID: fmt.Sprintf("r%d", i), DataDir: filepath.Join(c.root, fmt.Sprintf("r%d", i))}
 	c.replicas = append(c.replicas, r)
 	return r
 }
