@@ -209,3 +209,28 @@ func (s *ClusterSpec) Members() []ClusterNode {
 	out = append(out, s.ControlPlaneNodes...)
 	return append(out, s.WorkerNodes...)
 }
+
+// IsControlPlane reports whether node id is one of the control-plane nodes.
+func (s *ClusterSpec) IsControlPlane(id string) bool {
+	for _, n := range s.ControlPlaneNodes {
+		if n.NodeID == id {
+			return true
+		}
+	}
+	return false
+}
+
+// Release is the Kubernetes release node id's control-plane components
+// (controlPlane) or kubelet run: its rollout pin, else KubernetesVersion
+// (empty when neither is recorded).
+func (s *ClusterStatus) Release(id string, controlPlane bool) string {
+	pin := s.Pins[id]
+	v := pin.Kubelet
+	if controlPlane {
+		v = pin.ControlPlane
+	}
+	if v == "" {
+		v = s.KubernetesVersion
+	}
+	return v
+}

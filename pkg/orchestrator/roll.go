@@ -15,7 +15,8 @@ import (
 
 // CondRollout is the cluster condition the roller owns: False while a
 // ClusterUpdate touching the cluster is paused on a failed health gate
-// (the cluster is degraded with the reason), True once it moves again.
+// (the cluster is degraded with the reason); it is dropped once the
+// rollout moves again.
 const CondRollout = "Rollout"
 
 // rollUpdates moves every stored ClusterUpdate that is not finished one
@@ -286,33 +287,14 @@ func (r *roller) start(ctx context.Context, st api.UpdateStatus, i int) (bool, e
 	return true, r.commit(ctx, next, nil)
 }
 
-// finish records the update's release as every target cluster's and drops
-// the pins it set (the nodes run that release now either way).
+// finish records the update's release as a target cluster's once every
+// member runs it, and drops what pins then say nothing more (a partial
+// update keeps the pins of the nodes it moved).
 func (r *roller) finish(ctx context.Context, st api.UpdateStatus) error {
 	var changed []*clusterObj
 	for _, co := range r.targetClusters(st) {
-		c := co.c
-		touched := false
-		if st.ToVersion != "" && c.Status.KubernetesVersion != st.ToVersion && allMoved(c, st) {
-			c.Status.KubernetesVersion = st.ToVersion
-			touched = true
-		}
-		for _, s := range st.Steps {
-			for _, id := range s.Nodes {
-				if _, ok := c.Status.Pins[id]; ok && pinMatches(c, id, st.ToVersion) {
-					delete(c.Status.Pins, id)
-					touched = true
-				}
-			}
-		}
-		if len(c.Status.Pins) == 0 && c.Status.Pins != nil {
-			c.Status.Pins = nil
-			touched = true
-		}
-		if dropRolloutCond(c) {
-			touched = true
-		}
-		if touched {
+		moved := settleRelease(co.c, st.ToVersion)
+		if dropRolloutCond(co.c) || moved {
 			changed = append(changed, co)
 		}
 	}
@@ -323,29 +305,38 @@ func (r *roller) finish(ctx context.Context, st api.UpdateStatus) error {
 	return r.commit(ctx, st, changed)
 }
 
-// allMoved reports whether every member of c was moved to st's release by
-// a finished step (a partial update leaves the cluster's release alone).
-func allMoved(c *api.KubernetesCluster, st api.UpdateStatus) bool {
+// settleRelease records release to as c's own once every component of
+// every member runs it (a partial update leaves the cluster's release
+// alone), then drops the pin fields that name c's own release; it reports
+// whether c changed.
+func settleRelease(c *api.KubernetesCluster, to string) bool {
+	changed := false
+	if to != "" && c.Status.KubernetesVersion != to && allRun(c, to) {
+		c.Status.KubernetesVersion = to
+		changed = true
+	}
+	for id, pin := range c.Status.Pins {
+		if pin.ControlPlane == c.Status.KubernetesVersion {
+			pin.ControlPlane = ""
+		}
+		if pin.Kubelet == c.Status.KubernetesVersion {
+			pin.Kubelet = ""
+		}
+		if storePin(c, id, pin) {
+			changed = true
+		}
+	}
+	return changed
+}
+
+// allRun reports whether every component of every member of c runs v.
+func allRun(c *api.KubernetesCluster, v string) bool {
 	for _, m := range c.Spec.Members() {
-		if !pinMatches(c, m.NodeID, st.ToVersion) {
+		if c.Status.Release(m.NodeID, false) != v || c.Spec.IsControlPlane(m.NodeID) && c.Status.Release(m.NodeID, true) != v {
 			return false
 		}
 	}
 	return true
-}
-
-// pinMatches reports whether every component of node id in c runs v.
-func pinMatches(c *api.KubernetesCluster, id, v string) bool {
-	pin := c.Status.Pins[id]
-	cp, kl := pin.ControlPlane, pin.Kubelet
-	if cp == "" {
-		cp = c.Status.KubernetesVersion
-	}
-	if kl == "" {
-		kl = c.Status.KubernetesVersion
-	}
-	isCP := slices.ContainsFunc(c.Spec.ControlPlaneNodes, func(m api.ClusterNode) bool { return m.NodeID == id })
-	return kl == v && (!isCP || cp == v)
 }
 
 // targetClusters are the clusters any step's node belongs to.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net"
 	"net/http"
 	"os"
@@ -504,5 +505,40 @@ func TestControlPlaneStepWaitsForEtcdCatchUp(t *testing.T) {
 	u := e.waitUpdate("k8s-1-37", rollout.PhaseDone)
 	if m := u.Status.Steps[0].Message; m != "" {
 		t.Errorf("a done step keeps the message %q", m)
+	}
+}
+
+// TestSettleReleaseKeepsPartialUpdates: once a rollout is done, a cluster
+// whose every member moved takes the release and needs no pins; after a
+// partial update the moved node keeps its pin (dropping it would move the
+// node back), and only pin fields naming the cluster's release go.
+func TestSettleReleaseKeepsPartialUpdates(t *testing.T) {
+	tests := []struct {
+		name     string
+		pins     map[string]api.NodePin
+		release  string
+		wantPins map[string]api.NodePin
+		changed  bool
+	}{
+		{"every member moved", map[string]api.NodePin{
+			"node-11": {ControlPlane: newRelease, Kubelet: newRelease}, "node-12": {ControlPlane: newRelease, Kubelet: newRelease},
+			"node-13": {ControlPlane: newRelease, Kubelet: newRelease}, "node-14": {Kubelet: newRelease},
+		}, newRelease, nil, true},
+		{"only the worker moved", map[string]api.NodePin{"node-14": {Kubelet: newRelease}}, oldRelease,
+			map[string]api.NodePin{"node-14": {Kubelet: newRelease}}, false},
+		{"a pin naming the cluster's release", map[string]api.NodePin{"node-14": {Kubelet: oldRelease}, "node-12": {ControlPlane: newRelease, VIPReleased: true}}, oldRelease,
+			map[string]api.NodePin{"node-12": {ControlPlane: newRelease, VIPReleased: true}}, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := labCluster(t, "lab", 6443)
+			c.Status.KubernetesVersion, c.Status.Pins = oldRelease, tt.pins
+			if got := settleRelease(c, newRelease); got != tt.changed {
+				t.Errorf("changed = %v, want %v", got, tt.changed)
+			}
+			if c.Status.KubernetesVersion != tt.release || !maps.Equal(c.Status.Pins, tt.wantPins) {
+				t.Errorf("release %s pins %+v, want %s %+v", c.Status.KubernetesVersion, c.Status.Pins, tt.release, tt.wantPins)
+			}
+		})
 	}
 }
