@@ -43,6 +43,9 @@ type Health struct {
 type Checker interface {
 	// Check checks the cluster c with its secrets s.
 	Check(ctx context.Context, c *api.KubernetesCluster, s *pki.ClusterSecrets) Health
+	// EtcdCaughtUp says why control plane node's etcd member of c is not
+	// caught up with its cluster yet, "" once it is (a rollout step's gate).
+	EtcdCaughtUp(ctx context.Context, c *api.KubernetesCluster, s *pki.ClusterSecrets, node string) string
 }
 
 // HTTPChecker checks health over HTTPS: GET https://<apiServerEndpoint>/readyz
@@ -109,11 +112,7 @@ func (h *HTTPChecker) checkEtcd(ctx context.Context, c *api.KubernetesCluster, s
 }
 
 func (h *HTTPChecker) checkMember(ctx context.Context, s *pki.ClusterSecrets, node, url string) error {
-	cp := s.ControlPlanes[node]
-	if cp == nil || len(cp.APIServerEtcdClient.CertPEM) == 0 {
-		return fmt.Errorf("GET %s: no etcd client certificate for %s", url, node)
-	}
-	client, err := tlsClient(s.EtcdCA.CertPEM, cp.APIServerEtcdClient, h.timeout())
+	client, err := h.memberClient(s, node)
 	if err != nil {
 		return fmt.Errorf("GET %s: %w", url, err)
 	}
@@ -129,6 +128,16 @@ func (h *HTTPChecker) checkMember(ctx context.Context, s *pki.ClusterSecrets, no
 		return fmt.Errorf("GET %s: health %q %s", url, body.Health, body.Reason)
 	}
 	return nil
+}
+
+// memberClient is an HTTPS client of node's etcd member with the API
+// server's etcd client certificate.
+func (h *HTTPChecker) memberClient(s *pki.ClusterSecrets, node string) (*http.Client, error) {
+	cp := s.ControlPlanes[node]
+	if cp == nil || len(cp.APIServerEtcdClient.CertPEM) == 0 {
+		return nil, fmt.Errorf("no etcd client certificate for %s", node)
+	}
+	return tlsClient(s.EtcdCA.CertPEM, cp.APIServerEtcdClient, h.timeout())
 }
 
 // etcdURL is etcd's base URL on a control plane.

@@ -83,7 +83,7 @@ func (r *roller) revert(ctx context.Context, st api.UpdateStatus, i int) (bool, 
 	}
 	st.Phase = rollout.PhaseFailed
 	st.Message = fmt.Sprintf("rollback of step %d failed: %s", i+1, reason)
-	return false, r.commit(ctx, st, r.setRolloutCond(s, StatusFalse, st.Message))
+	return false, r.commit(ctx, st, r.degrade(s, st.Message))
 }
 
 // timeout keeps waiting on running step i until StepTimeout, then fails it
@@ -115,11 +115,12 @@ func (r *roller) fail(ctx context.Context, st api.UpdateStatus, i int, reason st
 	}
 	msg := fmt.Sprintf("ClusterUpdate %s paused: step %d failed: %s (kctl update resume|rollback %s)", r.u.Metadata.Name, i+1, reason, r.u.Metadata.Name)
 	r.o.log.Warn("cluster update step failed", "update", r.u.Metadata.Name, "step", i+1, "reason", reason)
-	return false, r.commit(ctx, next, r.setRolloutCond(st.Steps[i], StatusFalse, msg))
+	return false, r.commit(ctx, next, r.degrade(st.Steps[i], msg))
 }
 
-// setRolloutCond sets CondRollout on the clusters of step s's nodes.
-func (r *roller) setRolloutCond(s api.UpdateStep, status, msg string) []*clusterObj {
+// degrade sets CondRollout False with msg on the clusters of step s's
+// nodes, which keeps them degraded.
+func (r *roller) degrade(s api.UpdateStep, msg string) []*clusterObj {
 	var out []*clusterObj
 	for _, id := range s.Nodes {
 		for _, co := range r.memberClusters(id) {
@@ -128,7 +129,7 @@ func (r *roller) setRolloutCond(s api.UpdateStep, status, msg string) []*cluster
 			}
 			c := co.c
 			c.Status.Conditions = setCondition(slices.Clone(c.Status.Conditions), api.Condition{
-				Type: CondRollout, Status: status, Reason: "StepFailed", Message: msg,
+				Type: CondRollout, Status: StatusFalse, Reason: "StepFailed", Message: msg,
 			}, r.now)
 			out = append(out, co)
 		}
@@ -243,23 +244,42 @@ func (r *roller) activate(co *clusterObj, id, scope, v string) (changed bool, wa
 // applied says what node id of c still has to apply: its published state
 // (matching its pin's VIP release) at the generation it reported.
 func (r *roller) applied(c *api.KubernetesCluster, id string) string {
+	st, wait := r.published(c, id)
+	if wait != "" {
+		return wait
+	}
+	if ns := nodeStatus(c, id); ns == nil || ns.ObservedGeneration != st.ns.Generation {
+		return fmt.Sprintf("%s: applying generation %d", id, st.ns.Generation)
+	}
+	return ""
+}
+
+// published is node id's stored state in c once it is rendered from the
+// node's current pin: keepalived absent exactly while the node has
+// released the VIP.
+func (r *roller) published(c *api.KubernetesCluster, id string) (*storedState, string) {
 	states, err := r.o.loadStates(c.Metadata.Name)
 	if err != nil {
-		return err.Error()
+		return nil, err.Error()
 	}
 	st := states[id]
 	if st == nil {
-		return fmt.Sprintf("%s has no state in cluster %s yet", id, c.Metadata.Name)
+		return nil, fmt.Sprintf("%s has no state in cluster %s yet", id, c.Metadata.Name)
 	}
-	if c.Spec.HighAvailability.Enabled && isControlPlaneOf(c, id) && hasUnit(st, render.UnitKeepalived) == c.Status.Pins[id].VIPReleased {
-		return fmt.Sprintf("%s: keepalived state not published yet", id)
+	if c.Spec.HighAvailability.Enabled && c.Spec.IsControlPlane(id) && hasUnit(st, render.UnitKeepalived) == c.Status.Pins[id].VIPReleased {
+		return nil, fmt.Sprintf("%s: keepalived state not published yet", id)
 	}
-	for _, ns := range c.Status.Nodes {
-		if ns.NodeID == id && ns.ObservedGeneration == st.ns.Generation {
-			return ""
+	return st, ""
+}
+
+// nodeStatus is node id's entry in c's status, or nil.
+func nodeStatus(c *api.KubernetesCluster, id string) *api.NodeStatus {
+	for i := range c.Status.Nodes {
+		if c.Status.Nodes[i].NodeID == id {
+			return &c.Status.Nodes[i]
 		}
 	}
-	return fmt.Sprintf("%s: applying generation %d", id, st.ns.Generation)
+	return nil
 }
 
 // drains reports whether a step of scope moves the kubelet, so its node is
@@ -320,7 +340,7 @@ func wantPin(c *api.KubernetesCluster, id, scope, v string) api.NodePin {
 	if v == c.Status.KubernetesVersion {
 		v = ""
 	}
-	if isControlPlaneOf(c, id) && scope != rollout.ScopeKubelet {
+	if c.Spec.IsControlPlane(id) && scope != rollout.ScopeKubelet {
 		pin.ControlPlane = v
 	}
 	if scope != rollout.ScopeControlPlane {
@@ -354,11 +374,7 @@ func storePin(c *api.KubernetesCluster, id string, pin api.NodePin) bool {
 // movesVIP reports whether updating node id of c in scope restarts
 // kube-apiserver on a control plane that may hold the cluster's VIP.
 func movesVIP(c *api.KubernetesCluster, id, scope string) bool {
-	return c.Spec.HighAvailability.Enabled && isControlPlaneOf(c, id) && scope != rollout.ScopeKubelet
-}
-
-func isControlPlaneOf(c *api.KubernetesCluster, id string) bool {
-	return slices.ContainsFunc(c.Spec.ControlPlaneNodes, func(m api.ClusterNode) bool { return m.NodeID == id })
+	return c.Spec.HighAvailability.Enabled && c.Spec.IsControlPlane(id) && scope != rollout.ScopeKubelet
 }
 
 // gate checks node id of cluster co after its pin moved to v: the state
@@ -370,28 +386,16 @@ func isControlPlaneOf(c *api.KubernetesCluster, id string) bool {
 func (r *roller) gate(ctx context.Context, k *kubeConn, co *clusterObj, id, scope, v string) (failed, wait string) {
 	c := co.c
 	name := c.Metadata.Name
-	states, err := r.o.loadStates(name)
-	if err != nil {
-		return "", err.Error()
-	}
-	st := states[id]
-	if st == nil {
-		return "", fmt.Sprintf("%s has no state in cluster %s yet", id, name)
-	}
-	if movesVIP(c, id, scope) && hasUnit(st, render.UnitKeepalived) == c.Status.Pins[id].VIPReleased {
-		return "", fmt.Sprintf("%s: keepalived state not published yet", id)
+	st, wait := r.published(c, id)
+	if wait != "" {
+		return "", wait
 	}
 	if v != "" {
 		if u := versionUnit(c, id, scope); u != "" && unitVersion(st, u) != v {
 			return "", fmt.Sprintf("%s: state with %s not published yet", id, v)
 		}
 	}
-	var ns *api.NodeStatus
-	for j := range c.Status.Nodes {
-		if c.Status.Nodes[j].NodeID == id {
-			ns = &c.Status.Nodes[j]
-		}
-	}
+	ns := nodeStatus(c, id)
 	switch {
 	case ns == nil:
 		return "", fmt.Sprintf("%s: no status yet", id)
@@ -404,8 +408,8 @@ func (r *roller) gate(ctx context.Context, k *kubeConn, co *clusterObj, id, scop
 	case c.Status.Phase != api.PhaseReady:
 		return "", fmt.Sprintf("cluster %s is %s", name, c.Status.Phase)
 	}
-	if scope != rollout.ScopeKubelet && isControlPlaneOf(c, id) {
-		if w := r.o.etcdCaughtUp(ctx, c, k.s, id); w != "" {
+	if scope != rollout.ScopeKubelet && c.Spec.IsControlPlane(id) {
+		if w := r.o.cfg.Checker.EtcdCaughtUp(ctx, c, k.s, id); w != "" {
 			return "", w
 		}
 	}
@@ -430,7 +434,7 @@ func (r *roller) gate(ctx context.Context, k *kubeConn, co *clusterObj, id, scop
 
 // versionUnit is the unit whose release proves node id's scope moved.
 func versionUnit(c *api.KubernetesCluster, id, scope string) string {
-	if scope != rollout.ScopeKubelet && isControlPlaneOf(c, id) {
+	if scope != rollout.ScopeKubelet && c.Spec.IsControlPlane(id) {
 		return render.UnitAPIServer
 	}
 	if scope == rollout.ScopeControlPlane {

@@ -156,14 +156,7 @@ func k8sExtra(v string) string { return "kubernetes-version=" + v }
 // rollout pin (control-plane components or the kubelet), else the
 // cluster's recorded release, else Options.KubernetesVersion.
 func (r *renderer) release(id string, controlPlane bool) string {
-	pin := r.c.Status.Pins[id]
-	v := pin.Kubelet
-	if controlPlane {
-		v = pin.ControlPlane
-	}
-	if v == "" {
-		v = r.c.Status.KubernetesVersion
-	}
+	v := r.c.Status.Release(id, controlPlane)
 	if v == "" {
 		v = r.opts.KubernetesVersion
 	}

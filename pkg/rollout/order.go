@@ -122,7 +122,7 @@ func (e *env) disruptions(t *target, scope string) []Disruption {
 		return out
 	}
 	for _, c := range t.clusters {
-		if !isControlPlane(c, t.id) {
+		if !c.Spec.IsControlPlane(t.id) {
 			continue
 		}
 		n := len(c.Spec.ControlPlaneNodes)
@@ -169,7 +169,7 @@ func (e *env) units(t *target, scope string) []string {
 		}
 	}
 	for _, c := range t.clusters {
-		cp := isControlPlane(c, t.id)
+		cp := c.Spec.IsControlPlane(t.id)
 		if cp && scope != ScopeKubelet {
 			add(unitEtcd, unitAPIServer, unitControllerManager, unitScheduler)
 			if c.Spec.HighAvailability.Enabled && e.spec.UpdateKind != api.UpdateKindK8s {

@@ -69,7 +69,7 @@ func quorumWarnings(e *env, targets []*target) []plan.Issue {
 			continue
 		}
 		for _, t := range targets {
-			if t.role == api.RoleControlPlane && isControlPlane(c, t.id) {
+			if t.role == api.RoleControlPlane && c.Spec.IsControlPlane(t.id) {
 				out = append(out, plan.Issue{Code: CodeEtcdQuorumPause, Cluster: c.Metadata.Name, Path: "spec.controlPlaneNodes",
 					Message: fmt.Sprintf("cluster %s has %d etcd members and quorum %d: while one restarts, etcd cannot commit and the API cannot write", c.Metadata.Name, n, n/2+1),
 					Fix:     "run 3 control planes (`kctl kubernetes scale " + c.Metadata.Name + " --add-control-plane ID:ADDRESS`) for updates without a write pause"})

@@ -147,7 +147,7 @@ func checkProjection(e *env, steps []Step, to version) []plan.Issue {
 		}
 		st := skewState{api: map[string]version{}, kubelet: map[string]version{}}
 		for _, m := range c.Spec.Members() {
-			cp := isControlPlane(c, m.NodeID)
+			cp := c.Spec.IsControlPlane(m.NodeID)
 			v := nodeK8s(e.nodes[m.NodeID], cp)
 			if cp && v.apiOK {
 				st.api[m.NodeID] = v.api

@@ -74,18 +74,14 @@ func (e *env) pinVersions(c *api.KubernetesCluster, id string) {
 	if cp.Facts.Versions == nil {
 		cp.Facts.Versions = map[string]string{}
 	}
-	pin := c.Status.Pins[id]
-	set := func(key, v string) {
-		if v == "" {
-			v = c.Status.KubernetesVersion
-		}
-		if v != "" {
+	set := func(key string, controlPlane bool) {
+		if v := c.Status.Release(id, controlPlane); v != "" {
 			cp.Facts.Versions[key] = v
 		}
 	}
-	set(VersionKubelet, pin.Kubelet)
-	if isControlPlane(c, id) {
-		set(VersionAPIServer, pin.ControlPlane)
+	set(VersionKubelet, false)
+	if c.Spec.IsControlPlane(id) {
+		set(VersionAPIServer, true)
 	}
 	e.nodes[id] = &cp
 }
@@ -138,7 +134,7 @@ func (e *env) targets() ([]*target, []plan.Issue) {
 func (e *env) target(id string, n *api.Node) *target {
 	t := &target{id: id, node: n, role: RoleStandalone, clusters: e.memberOf[id]}
 	for _, c := range t.clusters {
-		if isControlPlane(c, id) {
+		if c.Spec.IsControlPlane(id) {
 			t.role = api.RoleControlPlane
 			if lastControlPlane(c, e.nodes) == id {
 				t.last = true
@@ -162,10 +158,6 @@ func lastControlPlane(c *api.KubernetesCluster, nodes map[string]*api.Node) stri
 		return ""
 	}
 	return c.Spec.ControlPlaneNodes[0].NodeID
-}
-
-func isControlPlane(c *api.KubernetesCluster, id string) bool {
-	return slices.ContainsFunc(c.Spec.ControlPlaneNodes, func(m api.ClusterNode) bool { return m.NodeID == id })
 }
 
 func clusterNames(cs []*api.KubernetesCluster) []string {

@@ -74,6 +74,11 @@ func (okChecker) Check(context.Context, *api.KubernetesCluster, *pki.ClusterSecr
 	return orchestrator.Health{API: ok, Etcd: ok}
 }
 
+// EtcdCaughtUp says every member is caught up: there is no etcd here.
+func (okChecker) EtcdCaughtUp(context.Context, *api.KubernetesCluster, *pki.ClusterSecrets, string) string {
+	return ""
+}
+
 // noKube is a Kubernetes API where no node ever registered: the stand-in
 // kubelets register nothing (pkg/orchestrator tests the real client).
 type noKube struct{}
