@@ -45,5 +45,6 @@ see what will happen with 'kctl kubernetes plan', and make it so with
 		newUpdateCmd(s),
 		newGenDocsCmd(s),
 	)
+	strictGroups(root)
 	return root
 }
