@@ -68,8 +68,8 @@ func runAudit(cmd *cobra.Command, s Streams, o auditOptions, now time.Time) erro
 	if o.limit < 0 {
 		return fmt.Errorf("--limit %d: want a positive number", o.limit)
 	}
-	if o.output != outputTable && o.output != outputJSON {
-		return fmt.Errorf("-o %q: want table or json", o.output)
+	if err := checkOutput(o.output); err != nil {
+		return err
 	}
 	c, _, err := ctlClient(cmd)
 	if err != nil {
@@ -80,8 +80,8 @@ func runAudit(cmd *cobra.Command, s Streams, o auditOptions, now time.Time) erro
 	if err != nil {
 		return fmt.Errorf("read audit log: %w", err)
 	}
-	if o.output == outputJSON {
-		return printJSON(s, entries)
+	if done, err := printStructured(s, entries, o.output); done {
+		return err
 	}
 	return printAudit(s, entries)
 }

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -20,6 +19,9 @@ func newControllerMembersCmd(s Streams) *cobra.Command {
   kctl controller members -o json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := checkOutput(output); err != nil {
+				return err
+			}
 			c, _, err := ctlClient(cmd)
 			if err != nil {
 				return err
@@ -37,8 +39,8 @@ func newControllerMembersCmd(s Streams) *cobra.Command {
 }
 
 func printMembers(s Streams, ms []apiv1.Member, output string) error {
-	if output == outputJSON {
-		return printJSON(s, ms)
+	if done, err := printStructured(s, ms, output); done {
+		return err
 	}
 	tw := newTable(s.Out)
 	if err := row(tw, "ID", "RAFT ADDRESS", "HTTP ADDRESS", "SUFFRAGE", "LEADER"); err != nil {
@@ -123,20 +125,4 @@ or that would remove the last voter.`,
 			return err
 		},
 	}
-}
-
-// Output formats of -o.
-const (
-	outputTable = "table"
-	outputJSON  = "json"
-)
-
-func addOutputFlag(cmd *cobra.Command, output *string) {
-	cmd.Flags().StringVarP(output, "output", "o", outputTable, "output format: table or json")
-}
-
-func printJSON(s Streams, v any) error {
-	enc := json.NewEncoder(s.Out)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
 }

@@ -33,7 +33,7 @@ func TestEveryCommandHasHelpAndExamples(t *testing.T) {
 	for _, path := range [][]string{
 		{"kubernetes", "apply"}, {"kubernetes", "plan"}, {"kubernetes", "diff"}, {"kubernetes", "get"},
 		{"kubernetes", "list"}, {"kubernetes", "health"}, {"kubernetes", "delete"}, {"kubernetes", "scale"},
-		{"apply"}, {"update", "status"}, {"update", "approve"}, {"update", "pause"}, {"update", "resume"}, {"update", "rollback"},
+		{"apply"}, {"update", "list"}, {"node", "get"}, {"node", "list"}, {"update", "status"}, {"update", "approve"}, {"update", "pause"}, {"update", "resume"}, {"update", "rollback"},
 	} {
 		cmd, _, err := root.Find(path)
 		if err != nil {

@@ -18,32 +18,55 @@ func newKubernetesDiffCmd(s Streams) *cobra.Command {
 and print only the changed fields (old → new), after defaulting, one cluster
 at a time. Nodes and volumes are matched by id and name, so reordering a list
 is not a difference. Use 'kctl kubernetes plan' to see what the changes do.
-Nothing is changed; the exit code is 0 unless the manifests or the
+Nothing is changed. Like diff(1) and kubectl diff, the exit code is 0 when
+nothing differs, 1 when something does, and 2 when the manifests or the
 controller fail.`,
 		Example: `  # What differs between lab.yaml and the stored lab cluster?
-  kctl kubernetes diff -f lab.yaml`,
+  kctl kubernetes diff -f lab.yaml
+  kctl kubernetes diff -f clusters/ >/dev/null || echo "out of sync"`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			req, err := readClusterRequest(s, paths, prune)
+			differs, err := runDiff(cmd, s, paths, prune)
 			if err != nil {
-				return err
+				return &ExitError{Code: diffExitError, Err: err}
 			}
-			c, _, err := ctlClient(cmd)
-			if err != nil {
-				return err
+			if differs {
+				return &ExitError{Code: diffExitDiffers}
 			}
-			defer c.Close()
-			resp, err := c.Plan(cmdContext(cmd), req)
-			if err != nil {
-				return fmt.Errorf("compute plan: %w", err)
-			}
-			return printDiff(s, resp.Plan)
+			return nil
 		},
 	}
 	cmd.Flags().StringArrayVarP(&paths, "filename", "f", nil, "manifest file or directory (repeatable)")
 	cmd.Flags().BoolVar(&prune, "prune", false, "also list stored clusters that no manifest names")
 	_ = cmd.MarkFlagRequired("filename")
 	return cmd
+}
+
+// Exit codes of kctl kubernetes diff other than 0 (no differences).
+const (
+	diffExitDiffers = 1
+	diffExitError   = 2
+)
+
+// runDiff prints the differences and reports whether there were any.
+func runDiff(cmd *cobra.Command, s Streams, paths []string, prune bool) (bool, error) {
+	req, err := readClusterRequest(s, paths, prune)
+	if err != nil {
+		return false, err
+	}
+	c, _, err := ctlClient(cmd)
+	if err != nil {
+		return false, err
+	}
+	defer c.Close()
+	resp, err := c.Plan(cmdContext(cmd), req)
+	if err != nil {
+		return false, fmt.Errorf("compute plan: %w", err)
+	}
+	if err := printDiff(s, resp.Plan); err != nil {
+		return false, err
+	}
+	return resp.Plan.Changes(), nil
 }
 
 // printDiff prints each cluster's field changes.

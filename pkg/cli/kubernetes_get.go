@@ -16,9 +16,9 @@ import (
 func newKubernetesGetCmd(s Streams) *cobra.Command {
 	var output string
 	cmd := &cobra.Command{
-		Use:   "get NAME [-o yaml|json]",
+		Use:   "get NAME [-o table|yaml|json]",
 		Short: "Show one stored cluster: its spec, phase, nodes and conditions",
-		Long: `Show a stored KubernetesCluster. Without -o a readable summary: phase,
+		Long: `Show a stored KubernetesCluster. Without -o (or -o table) a readable summary: phase,
 API endpoint, members with their readiness, volumes and conditions.
 -o yaml and -o json print the whole object, spec and status; the YAML can be
 applied back with 'kctl kubernetes apply -f' (status is ignored there).`,
@@ -26,8 +26,8 @@ applied back with 'kctl kubernetes apply -f' (status is ignored there).`,
   kctl kubernetes get lab -o yaml > lab.yaml`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if output != "" && output != "yaml" && output != "json" {
-				return fmt.Errorf("unknown output format %q: want yaml or json", output)
+			if err := checkOutput(output); err != nil {
+				return err
 			}
 			c, _, err := ctlClient(cmd)
 			if err != nil {
@@ -39,9 +39,10 @@ applied back with 'kctl kubernetes apply -f' (status is ignored there).`,
 				return err
 			}
 			switch output {
-			case "json":
+			case outputJSON:
 				return printJSON(s, kc)
-			case "yaml":
+			case outputYAML:
+				// The manifest's own YAML, so it can be applied back.
 				b, err := yaml.Marshal(kc)
 				if err != nil {
 					return fmt.Errorf("encode cluster: %w", err)
@@ -52,7 +53,7 @@ applied back with 'kctl kubernetes apply -f' (status is ignored there).`,
 			return printClusterSummary(s, kc, o)
 		},
 	}
-	cmd.Flags().StringVarP(&output, "output", "o", "", "output format: yaml or json (default: a summary)")
+	addOutputFlag(cmd, &output)
 	return cmd
 }
 

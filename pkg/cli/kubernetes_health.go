@@ -9,79 +9,149 @@ import (
 
 	"kcore.dev/kcore/pkg/api"
 	"kcore.dev/kcore/pkg/apiv1"
+	"kcore.dev/kcore/pkg/client"
 )
 
+// healthReport is what `kctl kubernetes health` shows, and its -o json/yaml.
+type healthReport struct {
+	Cluster         string        `json:"cluster"`
+	Phase           string        `json:"phase"`
+	LastHealthCheck string        `json:"lastHealthCheck,omitempty"`
+	Checks          []healthCheck `json:"checks"`
+}
+
+// healthCheck is one row: a cluster condition, a member's readiness or an
+// item an agent applied.
+type healthCheck struct {
+	Node      string `json:"node"`
+	Component string `json:"component"`
+	Check     string `json:"check"`
+	State     string `json:"state"`
+	OK        bool   `json:"ok"`
+	Last      string `json:"last,omitempty"`
+	Message   string `json:"message,omitempty"`
+}
+
 func newKubernetesHealthCmd(s Streams) *cobra.Command {
-	return &cobra.Command{
+	var output string
+	var verbose bool
+	cmd := &cobra.Command{
 		Use:   "health NAME",
-		Short: "Show a cluster's health checks per node and component; exit 0 only when ready",
-		Long: `Print the cluster's phase and a table of its checks: the cluster conditions,
-each member's readiness, and every item (file, unit, volume, task) each node
-agent last reported with its state and message, with the time of the last
-result. Exits 0 only when the cluster's phase is ready, 1 otherwise, so
+		Short: "Show what is wrong with a cluster, if anything; exit 0 only when ready",
+		Long: `Print the cluster's phase, a count of its checks, and every check that is not
+ok: the cluster conditions, each member's readiness, and every item (file,
+unit, volume, task) each node agent last reported with its state and message.
+-v prints every check, ok or not; -o json or yaml prints them all with an
+"ok" field. Exits 0 only when the cluster's phase is ready, 1 otherwise, so
 scripts can gate on it.`,
 		Example: `  kctl kubernetes health lab
+  kctl kubernetes health lab -v
+  kctl kubernetes health lab -o json | jq '.checks[] | select(.ok | not)'
   kctl kubernetes health lab >/dev/null && echo ready`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkOutput(output); err != nil {
+				return err
+			}
 			c, _, err := ctlClient(cmd)
 			if err != nil {
 				return err
 			}
 			defer c.Close()
-			kc, _, err := getCluster(cmd, c, args[0])
+			rep, err := collectHealth(cmd, c, args[0])
 			if err != nil {
 				return err
 			}
-			reports, err := c.List(cmdContext(cmd), apiv1.KindNodeReport)
+			done, err := printStructured(s, rep, output)
+			if !done {
+				err = printHealth(s, rep, verbose)
+			}
 			if err != nil {
-				return fmt.Errorf("list node reports: %w", err)
-			}
-			if _, err := fmt.Fprintf(s.Out, "cluster %q: phase %s (last health check %s)\n\n", kc.Metadata.Name, orUnknown(kc.Status.Phase), orDash(kc.Status.LastHealthCheck)); err != nil {
 				return err
 			}
-			tw := newTable(s.Out)
-			if err := row(tw, "NODE", "COMPONENT", "CHECK", "STATE", "LAST", "MESSAGE"); err != nil {
-				return err
-			}
-			for _, cond := range kc.Status.Conditions {
-				if err := row(tw, "-", "cluster", cond.Type, cond.Status, orDash(cond.Since), strings.TrimSpace(cond.Reason+" "+cond.Message)); err != nil {
-					return err
-				}
-			}
-			for _, n := range kc.Status.Nodes {
-				state := "not-ready"
-				if n.Ready {
-					state = "ready"
-				}
-				if err := row(tw, n.NodeID, n.Role, "node", state, orDash(kc.Status.LastHealthCheck), n.Message); err != nil {
-					return err
-				}
-			}
-			prefix := kc.Metadata.Name + "/"
-			for _, o := range reports.Items {
-				if !strings.HasPrefix(o.Name, prefix) {
-					continue
-				}
-				var rep api.NodeReport
-				if err := json.Unmarshal(o.Data, &rep); err != nil {
-					return fmt.Errorf("decode report %s: %w", o.Name, err)
-				}
-				for _, it := range rep.Items {
-					if err := row(tw, rep.NodeID, it.Kind+" "+it.Name, "applied", it.State, orDash(o.ModifyTime), it.Message); err != nil {
-						return err
-					}
-				}
-			}
-			if err := tw.Flush(); err != nil {
-				return err
-			}
-			if kc.Status.Phase != api.PhaseReady {
-				return &ExitError{Code: 1, Err: fmt.Errorf("cluster %q is %s, not ready", kc.Metadata.Name, orUnknown(kc.Status.Phase))}
+			if rep.Phase != api.PhaseReady {
+				return &ExitError{Code: 1, Err: fmt.Errorf("cluster %q is %s, not ready", rep.Cluster, rep.Phase)}
 			}
 			return nil
 		},
 	}
+	addOutputFlag(cmd, &output)
+	cmd.Flags().BoolVarP(&verbose, "verbose", "v", false, "print every check, not only those that are not ok")
+	return cmd
+}
+
+// collectHealth reads the cluster and its node reports into checks.
+func collectHealth(cmd *cobra.Command, c *client.Client, name string) (healthReport, error) {
+	kc, _, err := getCluster(cmd, c, name)
+	if err != nil {
+		return healthReport{}, err
+	}
+	reports, err := c.List(cmdContext(cmd), apiv1.KindNodeReport)
+	if err != nil {
+		return healthReport{}, fmt.Errorf("list node reports: %w", err)
+	}
+	rep := healthReport{Cluster: kc.Metadata.Name, Phase: orUnknown(kc.Status.Phase), LastHealthCheck: kc.Status.LastHealthCheck, Checks: []healthCheck{}}
+	for _, cond := range kc.Status.Conditions {
+		rep.Checks = append(rep.Checks, healthCheck{Node: "-", Component: "cluster", Check: cond.Type, State: cond.Status,
+			OK: cond.Status == "True", Last: cond.Since, Message: strings.TrimSpace(cond.Reason + " " + cond.Message)})
+	}
+	for _, n := range kc.Status.Nodes {
+		state := "not-ready"
+		if n.Ready {
+			state = "ready"
+		}
+		rep.Checks = append(rep.Checks, healthCheck{Node: n.NodeID, Component: n.Role, Check: "node", State: state,
+			OK: n.Ready, Last: kc.Status.LastHealthCheck, Message: n.Message})
+	}
+	prefix := kc.Metadata.Name + "/"
+	for _, o := range reports.Items {
+		if !strings.HasPrefix(o.Name, prefix) {
+			continue
+		}
+		var nr api.NodeReport
+		if err := json.Unmarshal(o.Data, &nr); err != nil {
+			return healthReport{}, fmt.Errorf("decode report %s: %w", o.Name, err)
+		}
+		for _, it := range nr.Items {
+			rep.Checks = append(rep.Checks, healthCheck{Node: nr.NodeID, Component: it.Kind + " " + it.Name, Check: "applied",
+				State: it.State, OK: it.State == api.ItemOK, Last: o.ModifyTime, Message: it.Message})
+		}
+	}
+	return rep, nil
+}
+
+// printHealth prints the phase, the count of checks, and the checks that
+// are not ok (all of them with verbose).
+func printHealth(s Streams, rep healthReport, verbose bool) error {
+	bad := 0
+	for _, ch := range rep.Checks {
+		if !ch.OK {
+			bad++
+		}
+	}
+	if _, err := fmt.Fprintf(s.Out, "cluster %q: phase %s (last health check %s)\n%d checks, %d ok, %d not ok\n",
+		rep.Cluster, rep.Phase, orDash(rep.LastHealthCheck), len(rep.Checks), len(rep.Checks)-bad, bad); err != nil {
+		return err
+	}
+	if bad == 0 && !verbose {
+		return nil
+	}
+	if _, err := fmt.Fprintln(s.Out); err != nil {
+		return err
+	}
+	tw := newTable(s.Out)
+	if err := row(tw, "NODE", "COMPONENT", "CHECK", "STATE", "LAST", "MESSAGE"); err != nil {
+		return err
+	}
+	for _, ch := range rep.Checks {
+		if ch.OK && !verbose {
+			continue
+		}
+		if err := row(tw, ch.Node, ch.Component, ch.Check, ch.State, orDash(ch.Last), ch.Message); err != nil {
+			return err
+		}
+	}
+	return tw.Flush()
 }
 
 func orDash(s string) string {

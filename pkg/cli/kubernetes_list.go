@@ -10,17 +10,25 @@ import (
 )
 
 func newKubernetesListCmd(s Streams) *cobra.Command {
-	return &cobra.Command{
+	var output string
+	cmd := &cobra.Command{
 		Use:   "list",
 		Short: "List the stored clusters with their phase and node readiness",
 		Long: `List every stored KubernetesCluster: NAME, PHASE, ENDPOINT, CONTROL PLANES
 and WORKERS as ready/total (readiness as the controller last recorded it in
 the cluster's status), and AGE since the cluster was stored.`,
-		Example: `  kctl kubernetes list`,
-		Args:    cobra.NoArgs,
+		Example: `  kctl kubernetes list
+  kctl kubernetes list -o json | jq -r '.[] | select(.status.phase != "ready") | .metadata.name'`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := checkOutput(output); err != nil {
+				return err
+			}
 			items, err := listObjects[api.KubernetesCluster](cmd, api.KindKubernetesCluster)
 			if err != nil {
+				return err
+			}
+			if done, err := printStructured(s, values(items), output); done {
 				return err
 			}
 			tw := newTable(s.Out)
@@ -39,6 +47,8 @@ the cluster's status), and AGE since the cluster was stored.`,
 			return tw.Flush()
 		},
 	}
+	addOutputFlag(cmd, &output)
+	return cmd
 }
 
 // readyCounts counts the ready control planes and workers in status.nodes.

@@ -184,8 +184,18 @@ func TestDiff(t *testing.T) {
 	a.must("kubernetes", "apply", "-f", a.write("edge.yaml", edgeManifest), "--yes")
 	a.setStatus("edge", api.ClusterStatus{Phase: api.PhaseReady})
 	changed := a.write("edge2.yaml", strings.Replace(edgeManifest, "clusterDns: 10.97.0.10", "clusterDns: 10.97.0.53", 1))
-	out := a.must("kubernetes", "diff", "-f", changed)
+	out, _, err := a.runIn(strings.NewReader(""), "kubernetes", "diff", "-f", changed)
+	if ExitCode(err) != diffExitDiffers {
+		t.Fatalf("diff with differences = %v (exit %d), want exit %d", err, ExitCode(err), diffExitDiffers)
+	}
 	if out != "~ cluster \"edge\"\n    ~ spec.clusterDns: \"10.97.0.10\" → \"10.97.0.53\"\n" {
 		t.Fatalf("diff:\n%q", out)
+	}
+	if out, _, err := a.runIn(strings.NewReader(""), "kubernetes", "diff", "-f", a.write("same.yaml", edgeManifest)); err != nil {
+		t.Fatalf("diff without differences = %v, want exit 0\n%s", err, out)
+	}
+	_, _, err = a.runIn(strings.NewReader(""), "kubernetes", "diff", "-f", a.write("bad.yaml", "kind: KubernetesCluster\nspec: [\n"))
+	if ExitCode(err) != diffExitError {
+		t.Fatalf("diff of a broken manifest = %v (exit %d), want exit %d", err, ExitCode(err), diffExitError)
 	}
 }

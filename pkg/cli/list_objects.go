@@ -37,3 +37,13 @@ func listObjects[T any](cmd *cobra.Command, kind string) ([]listed[T], error) {
 	}
 	return out, nil
 }
+
+// values returns the decoded objects of a list, in its order, for -o json
+// and yaml.
+func values[T any](items []listed[T]) []T {
+	out := make([]T, 0, len(items))
+	for _, it := range items {
+		out = append(out, it.val)
+	}
+	return out
+}

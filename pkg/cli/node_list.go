@@ -12,7 +12,8 @@ import (
 
 // newNodeListCmd is `kctl node list`: the machines whose agents registered.
 func newNodeListCmd(s Streams) *cobra.Command {
-	return &cobra.Command{
+	var output string
+	cmd := &cobra.Command{
 		Use:   "list",
 		Short: "List the nodes whose agents registered, with their facts",
 		Long: `List every node whose kcore-node-agent registered with the controller: its id,
@@ -20,11 +21,17 @@ hostname, addresses, failure domain, kubelet version and the storage backends it
 reported. A node appears here once its agent has joined with a token from
 'kctl node token create' and sent its facts; only registered nodes can be
 control planes in a plan.`,
-		Example: "  kctl node list",
+		Example: "  kctl node list\n  kctl node list -o json",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := checkOutput(output); err != nil {
+				return err
+			}
 			nodes, err := listObjects[api.Node](cmd, api.KindNode)
 			if err != nil {
+				return err
+			}
+			if done, err := printStructured(s, values(nodes), output); done {
 				return err
 			}
 			tw := newTable(s.Out)
@@ -46,4 +53,6 @@ control planes in a plan.`,
 			return tw.Flush()
 		},
 	}
+	addOutputFlag(cmd, &output)
+	return cmd
 }

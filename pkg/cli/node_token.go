@@ -23,7 +23,7 @@ func newNodeCmd(s Streams) *cobra.Command {
 		Args:  cobra.NoArgs,
 	}
 	token.AddCommand(newNodeTokenCreateCmd(s))
-	cmd.AddCommand(token, newNodeListCmd(s))
+	cmd.AddCommand(token, newNodeListCmd(s), newNodeGetCmd(s))
 	return cmd
 }
 

@@ -37,7 +37,7 @@ is conditional on the object not having changed since it was read. An
 operator may run all of them.`,
 		Args: cobra.NoArgs,
 	}
-	cmd.AddCommand(newUpdateStatusCmd(s))
+	cmd.AddCommand(newUpdateStatusCmd(s), newUpdateListCmd(s))
 	for _, a := range []updateAction{
 		{name: "approve", short: "Approve a pending ClusterUpdate so the roller may start it",
 			long:  "Set spec.approve on a pending update and its phase to approved.",
@@ -58,12 +58,16 @@ operator may run all of them.`,
 }
 
 func newUpdateStatusCmd(s Streams) *cobra.Command {
-	return &cobra.Command{
+	var output string
+	cmd := &cobra.Command{
 		Use:     "status NAME",
 		Short:   "Show a ClusterUpdate's phase, approval and steps",
-		Example: "  kctl update status release-0-5-0",
+		Example: "  kctl update status release-0-5-0\n  kctl update status release-0-5-0 -o json",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkOutput(output); err != nil {
+				return err
+			}
 			c, _, err := ctlClient(cmd)
 			if err != nil {
 				return err
@@ -71,6 +75,9 @@ func newUpdateStatusCmd(s Streams) *cobra.Command {
 			defer c.Close()
 			u, _, err := getUpdate(cmd, c, args[0])
 			if err != nil {
+				return err
+			}
+			if done, err := printStructured(s, u, output); done {
 				return err
 			}
 			nodes := "all nodes"
@@ -98,6 +105,8 @@ func newUpdateStatusCmd(s Streams) *cobra.Command {
 			return err
 		},
 	}
+	addOutputFlag(cmd, &output)
+	return cmd
 }
 
 func newUpdateActionCmd(s Streams, a updateAction) *cobra.Command {
