@@ -64,7 +64,7 @@ An operator may apply ClusterUpdates; approving one is 'kctl update approve'.`,
 			return review(cmd, s, req, f, "Apply this plan?")
 		},
 	}
-	cmd.Flags().StringArrayVarP(&paths, "filename", "f", nil, "manifest file or directory (repeatable; a directory is read recursively)")
+	cmd.Flags().StringArrayVarP(&paths, "filename", "f", nil, "manifest file or directory (repeatable; a directory is read recursively; - reads standard input)")
 	_ = cmd.MarkFlagRequired("filename")
 	f.bind(cmd, false)
 	return cmd

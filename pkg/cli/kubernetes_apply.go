@@ -100,7 +100,7 @@ exits 0 when it is ready, 1 when it ends degraded or --timeout passes.`,
 			return review(cmd, s, req, f, "Apply this plan?")
 		},
 	}
-	cmd.Flags().StringArrayVarP(&paths, "filename", "f", nil, "manifest file or directory (repeatable; a directory is read recursively)")
+	cmd.Flags().StringArrayVarP(&paths, "filename", "f", nil, "manifest file or directory (repeatable; a directory is read recursively; - reads standard input)")
 	cmd.Flags().BoolVar(&prune, "prune", false, "also delete stored clusters that no manifest names")
 	f.bind(cmd, true)
 	return cmd

@@ -36,7 +36,7 @@ controller fail.`,
 			return nil
 		},
 	}
-	cmd.Flags().StringArrayVarP(&paths, "filename", "f", nil, "manifest file or directory (repeatable)")
+	cmd.Flags().StringArrayVarP(&paths, "filename", "f", nil, "manifest file or directory (repeatable; - reads standard input)")
 	cmd.Flags().BoolVar(&prune, "prune", false, "also list stored clusters that no manifest names")
 	_ = cmd.MarkFlagRequired("filename")
 	return cmd

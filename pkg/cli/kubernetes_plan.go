@@ -98,7 +98,7 @@ and with --detailed-exitcode 2 when the plan has changes (otherwise 0).`,
 			return nil
 		},
 	}
-	cmd.Flags().StringArrayVarP(&paths, "filename", "f", nil, "manifest file or directory (repeatable; a directory is read recursively)")
+	cmd.Flags().StringArrayVarP(&paths, "filename", "f", nil, "manifest file or directory (repeatable; a directory is read recursively; - reads standard input)")
 	cmd.Flags().BoolVar(&prune, "prune", false, "also plan the deletion of stored clusters that no manifest names")
 	cmd.Flags().BoolVar(&detailed, "detailed-exitcode", false, "exit 2 when the plan has changes, 0 when it has none, 1 on errors")
 	cmd.Flags().StringVar(&out, "out", "", "write the plan as JSON to this file, for kctl kubernetes apply PLAN.json")
@@ -148,7 +148,7 @@ var errManifests = errors.New("the manifests have errors (listed above): nothing
 // readManifests reads and checks paths, printing every diagnostic to
 // s.Err, and refuses to go on when there is an error.
 func readManifests(s Streams, paths []string) ([]*manifest.Document, error) {
-	docs, ds := manifest.ReadPaths(paths...)
+	docs, ds := readInputs(s, paths)
 	ds = append(ds, manifest.Check(docs)...)
 	ds.Sort()
 	for _, d := range ds {

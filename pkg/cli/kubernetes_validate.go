@@ -42,13 +42,13 @@ Exits 1 when there is any error, 0 when there are only warnings.`,
 			return runValidate(s, paths)
 		},
 	}
-	cmd.Flags().StringArrayVarP(&paths, "filename", "f", nil, "manifest file or directory to check (repeatable)")
+	cmd.Flags().StringArrayVarP(&paths, "filename", "f", nil, "manifest file or directory to check (repeatable; - reads standard input)")
 	_ = cmd.MarkFlagRequired("filename")
 	return cmd
 }
 
 func runValidate(s Streams, paths []string) error {
-	docs, ds := manifest.ReadPaths(paths...)
+	docs, ds := readInputs(s, paths)
 	ds = append(ds, manifest.Check(docs)...)
 	ds.Sort()
 	for _, d := range ds {
