@@ -97,6 +97,10 @@ type PlanResponse struct {
 	// Hash is what apply must send back: CombinedHash of the plan, its
 	// issues, the update plans and the delete options.
 	Hash string `json:"hash"`
+	// Forbidden says why the caller's role may not apply this plan; empty
+	// when it may. It is not part of the hash: it is about the caller, not
+	// the plan.
+	Forbidden string `json:"forbidden,omitempty"`
 }
 
 // Changes reports whether applying the plan would change anything.

@@ -17,6 +17,10 @@ import (
 // state changed after the plan was computed.
 var ErrStalePlan = errors.New("the controller's state changed since this plan was computed; run the command again to see the new plan")
 
+// ErrForbiddenApply is returned before a plan is printed when the caller's
+// role may not apply it, so nobody reviews a plan they cannot carry out.
+var ErrForbiddenApply = errors.New("your role may not apply this plan")
+
 // ErrNoConfirmation is returned when a plan needs a yes and nobody can give
 // one: standard input is not a terminal and --yes was not passed.
 var ErrNoConfirmation = errors.New("refusing to apply without confirmation: standard input is not a terminal; pass --yes to apply the plan shown above without asking")
@@ -118,6 +122,9 @@ func review(cmd *cobra.Command, s Streams, req apiv1.PlanRequest, f applyFlags, 
 	resp, err := c.Plan(cmdContext(cmd), req)
 	if err != nil {
 		return fmt.Errorf("compute plan: %w", err)
+	}
+	if resp.Forbidden != "" {
+		return fmt.Errorf("%w: %w: %s (the same command with 'plan' instead shows what would change)", ErrForbiddenApply, client.ErrForbidden, resp.Forbidden)
 	}
 	if err := printPlan(s, req, resp); err != nil {
 		return err

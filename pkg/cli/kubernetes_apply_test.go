@@ -296,3 +296,32 @@ func TestApplyStalePlanRefused(t *testing.T) {
 		t.Fatalf("audit = %+v, want the refused apply with its plan hash", audit)
 	}
 }
+
+// TestApplyRefusedBeforePlanForRole: a viewer and an operator learn that
+// they may not apply a cluster change before any plan is printed, and
+// nothing is written.
+func TestApplyRefusedBeforePlanForRole(t *testing.T) {
+	a := newApplyEnv(t)
+	manifest := a.write("lab.yaml", labManifest(t))
+	for _, role := range []string{"viewer", "operator"} {
+		a.must("cert", "issue", "--role", role, "--name", role+"-user")
+		before := a.index()
+		out, _, err := a.runIn(strings.NewReader("y\n"), "--context", role+"-user@lab", "kubernetes", "apply", "-f", manifest, "--yes")
+		if !errors.Is(err, ErrForbiddenApply) || !errors.Is(err, client.ErrForbidden) {
+			t.Fatalf("%s apply = %v, want ErrForbiddenApply and client.ErrForbidden", role, err)
+		}
+		if strings.Contains(out, "create") || strings.Contains(out, "Plan:") {
+			t.Errorf("%s saw a plan it may not apply:\n%s", role, out)
+		}
+		if a.index() != before {
+			t.Errorf("%s's refused apply moved the index %d → %d", role, before, a.index())
+		}
+	}
+	// The plan itself is still theirs to read.
+	if out := a.must("--context", "viewer-user@lab", "kubernetes", "plan", "-f", manifest); !strings.Contains(out, `+ create cluster "lab"`) {
+		t.Fatalf("viewer plan:\n%s", out)
+	}
+	if _, ok := a.cluster("lab"); ok {
+		t.Fatal("a refused apply stored the cluster")
+	}
+}

@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"kcore.dev/kcore/pkg/api"
-	"kcore.dev/kcore/pkg/client"
 	"kcore.dev/kcore/pkg/plan"
 )
 
@@ -125,23 +124,6 @@ func TestSavedPlan(t *testing.T) {
 	}
 	if _, _, err := a.runIn(strings.NewReader(""), "kubernetes", "apply", other, "--yes"); !errors.Is(err, plan.ErrHashMismatch) {
 		t.Fatalf("edited plan = %v, want ErrHashMismatch", err)
-	}
-}
-
-func TestViewerPlansButCannotApply(t *testing.T) {
-	a := newApplyEnv(t)
-	lab := a.write("lab.yaml", labManifest(t))
-	a.must("cert", "issue", "--role", "viewer", "--name", "alice")
-	out := a.must("--context", "alice@lab", "kubernetes", "plan", "-f", lab)
-	if !strings.Contains(out, `+ create cluster "lab"`) {
-		t.Fatalf("viewer plan:\n%s", out)
-	}
-	_, _, err := a.runIn(strings.NewReader(""), "--context", "alice@lab", "kubernetes", "apply", "-f", lab, "--yes")
-	if !errors.Is(err, client.ErrForbidden) {
-		t.Fatalf("viewer apply = %v, want ErrForbidden", err)
-	}
-	if _, ok := a.cluster("lab"); ok {
-		t.Fatal("viewer stored the cluster")
 	}
 }
 

@@ -2,6 +2,7 @@ package server
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -95,7 +96,17 @@ func (s *Server) planPost(c *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return compute(v, req, v.index)
+	resp, err := compute(v, req, v.index)
+	if err != nil {
+		return nil, err
+	}
+	if err := mayApply(c.role(), req); err != nil {
+		var ae *apiError
+		if errors.As(err, &ae) {
+			resp.Forbidden = ae.body.Message
+		}
+	}
+	return resp, nil
 }
 
 // applyPost answers POST /v1/apply: it recomputes the plan the caller
