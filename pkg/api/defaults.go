@@ -47,7 +47,7 @@ func (c *KubernetesCluster) Default() {
 	if s.CNI == "" {
 		s.CNI = DefaultCNI
 	}
-	if _, port, err := net.SplitHostPort(s.APIServerEndpoint); err == nil && port != PrimaryAPIPort {
+	if _, bridge := forcesBridge(s.APIServerEndpoint); bridge {
 		s.CNI = CNIBridge
 	}
 	if s.ClusterDNS == "" {
@@ -172,3 +172,10 @@ func (u *ClusterUpdate) Default() {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// forcesBridge reports whether an API endpoint's port makes the cluster use
+// the bridge CNI (any port but PrimaryAPIPort), and returns the port.
+func forcesBridge(endpoint string) (string, bool) {
+	_, port, err := net.SplitHostPort(endpoint)
+	return port, err == nil && port != PrimaryAPIPort
+}

@@ -143,7 +143,8 @@ func duplicates(docs []*Document) Diagnostics {
 }
 
 // Check defaults every document's object in place (api Default) and validates
-// it (api Validate), returning each finding at the position of its field path,
+// it (api Validate), warning about every written value defaulting replaces
+// (api Overrides), and returning each finding at the position of its field path,
 // sorted by file and line.
 func Check(docs []*Document) Diagnostics {
 	var out Diagnostics
@@ -151,8 +152,9 @@ func Check(docs []*Document) Diagnostics {
 		var issues api.Issues
 		switch o := d.Object.(type) {
 		case *api.KubernetesCluster:
+			issues = o.Overrides()
 			o.Default()
-			issues = o.Validate()
+			issues = append(issues, o.Validate()...)
 		case *api.ClusterUpdate:
 			o.Default()
 			issues = o.Validate()
