@@ -126,7 +126,7 @@ func review(cmd *cobra.Command, s Streams, req apiv1.PlanRequest, f applyFlags, 
 	if resp.Forbidden != "" {
 		return fmt.Errorf("%w: %w: %s (the same command with 'plan' instead shows what would change)", ErrForbiddenApply, client.ErrForbidden, resp.Forbidden)
 	}
-	if err := printPlan(s, req, resp); err != nil {
+	if err := printPlan(s, req, withoutManifestWarnings(resp)); err != nil {
 		return err
 	}
 	return confirmAndApply(cmd, s, c, req, resp.Plan.Index, resp.Hash, resp, f, question)
@@ -195,6 +195,25 @@ func runApplySaved(cmd *cobra.Command, s Streams, path string, f applyFlags) err
 	}
 	defer c.Close()
 	return confirmAndApply(cmd, s, c, sp.Request, sp.Plan.Index, resp.Hash, resp, f, "Apply this plan?")
+}
+
+// withoutManifestWarnings returns resp with the plan's manifest warnings
+// left out: kctl printed each of them already, with its file and line, when
+// it read the manifests, and a warning is said once. The hash is untouched.
+func withoutManifestWarnings(resp *apiv1.PlanResponse) *apiv1.PlanResponse {
+	if resp.Plan == nil {
+		return resp
+	}
+	p := *resp.Plan
+	p.Warnings = nil
+	for _, w := range resp.Plan.Warnings {
+		if w.Code != plan.CodeManifestWarning {
+			p.Warnings = append(p.Warnings, w)
+		}
+	}
+	out := *resp
+	out.Plan = &p
+	return &out
 }
 
 // printPlan writes the plan: the clusters' plan as pkg/plan prints it, then

@@ -81,7 +81,7 @@ and with --detailed-exitcode 2 when the plan has changes (otherwise 0).`,
 			if output == planOutputJSON {
 				_, err = s.Out.Write(saved)
 			} else {
-				err = printPlan(s, req, resp)
+				err = printPlan(s, req, withoutManifestWarnings(resp))
 				if err == nil && out != "" {
 					_, err = fmt.Fprintf(s.Out, "Plan saved to %s; apply it with: kctl kubernetes apply %s\n", out, out)
 				}

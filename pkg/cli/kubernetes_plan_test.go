@@ -181,3 +181,24 @@ func TestDiff(t *testing.T) {
 		t.Fatalf("diff of a broken manifest = %v (exit %d), want exit %d", err, ExitCode(err), diffExitError)
 	}
 }
+
+// TestWarningsSaidOnce: a manifest warning is printed once, with its file
+// and line, not again in the plan; a value defaulting replaces is warned
+// about.
+func TestWarningsSaidOnce(t *testing.T) {
+	a := newApplyEnv(t)
+	lab := a.write("lab.yaml", strings.ReplaceAll(labManifest(t), "192.168.40.200:6443", "192.168.40.200:7443"))
+	out, errOut, err := a.runIn(strings.NewReader(""), "kubernetes", "plan", "-f", lab)
+	if err != nil && ExitCode(err) != 1 {
+		t.Fatalf("plan: %v\n%s%s", err, out, errOut)
+	}
+	all := out + errOut
+	for _, w := range []string{"cilium is replaced by bridge", "ignored: the cluster uses bridge CNI"} {
+		if n := strings.Count(all, w); n != 1 {
+			t.Errorf("%q said %d times, want once:\n%s", w, n, all)
+		}
+	}
+	if !strings.Contains(errOut, "lab.yaml:9: warning: spec.cni") {
+		t.Errorf("the override warning does not name file and line:\n%s", errOut)
+	}
+}
