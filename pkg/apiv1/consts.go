@@ -67,6 +67,14 @@ const (
 	MaxWait = 5 * time.Minute
 	// DefaultTokenTTL is a join token's lifetime when TokenRequest.TTL is empty.
 	DefaultTokenTTL = 24 * time.Hour
+	// DefaultKubeconfigTTL is a kubeconfig certificate's lifetime when
+	// KubeconfigRequest.TTL is empty.
+	DefaultKubeconfigTTL = 8 * time.Hour
+	// MinKubeconfigTTL and MaxKubeconfigTTL bound KubeconfigRequest.TTL: a
+	// kubeconfig certificate cannot be revoked before it expires, so its
+	// life is kept short.
+	MinKubeconfigTTL = 5 * time.Minute
+	MaxKubeconfigTTL = 7 * 24 * time.Hour
 )
 
 // Route paths (prefixes for routes with path parameters).

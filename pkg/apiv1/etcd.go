@@ -64,3 +64,8 @@ type EtcdRestoreResponse struct {
 	// Generation is the etcd generation the restore creates.
 	Generation int `json:"generation"`
 }
+
+// KubeconfigPath returns /v1/clusters/{name}/kubeconfig.
+func KubeconfigPath(cluster string) string {
+	return PathClusters + url.PathEscape(cluster) + "/kubeconfig"
+}

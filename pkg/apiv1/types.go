@@ -170,3 +170,22 @@ type AuditEntry struct {
 	// Code is the error code when the call failed, "" on success.
 	Code string `json:"code,omitempty"`
 }
+
+// KubeconfigRequest is the body of POST /v1/clusters/{name}/kubeconfig.
+type KubeconfigRequest struct {
+	// TTL is the client certificate's lifetime, a Go duration from
+	// MinKubeconfigTTL to MaxKubeconfigTTL; empty means DefaultKubeconfigTTL.
+	TTL string `json:"ttl,omitempty"`
+}
+
+// KubeconfigResponse is a kubeconfig for one cluster and the caller.
+type KubeconfigResponse struct {
+	// Kubeconfig is the file, with the client key inline.
+	Kubeconfig string `json:"kubeconfig"`
+	// User is the Kubernetes user name the certificate carries.
+	User string `json:"user"`
+	// Groups are its Kubernetes groups.
+	Groups []string `json:"groups"`
+	// Expires is the certificate's expiry, RFC 3339.
+	Expires string `json:"expires"`
+}

@@ -103,6 +103,12 @@ func (f *fakeController) serve(w http.ResponseWriter, r *http.Request) {
 			{Time: "2026-11-29T21:01:00.123456789Z", ID: "a2", Subject: "alice", Role: "viewer", Method: "PUT", Route: "PUT /v1/objects/{kind}/{name...}", Object: "KubernetesCluster/lab", Result: 403, Code: "forbidden"},
 			{Time: "2026-11-29T21:02:00Z", ID: "a3", Method: "POST", Route: "POST /v1/join", Result: 401, Code: "unauthenticated"},
 		})
+	case "POST /v1/clusters/lab/kubeconfig":
+		if role != apiv1.RoleClusterAdmin {
+			fakeJSON(w, 403, apiv1.ErrorBody{Code: apiv1.CodeForbidden, Message: "role " + role + " may not call POST /v1/clusters/{name}/kubeconfig"})
+			return
+		}
+		fakeJSON(w, 200, apiv1.KubeconfigResponse{Kubeconfig: "apiVersion: v1\nkind: Config\n", User: "kcore:admin", Groups: []string{"kcore:cluster-admins"}, Expires: "2026-11-30T05:00:00Z"})
 	case "GET /v1/snapshot":
 		f.mu.Lock()
 		_, _ = w.Write(f.snapshot)

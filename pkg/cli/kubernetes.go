@@ -23,6 +23,7 @@ func newKubernetesCmd(s Streams) *cobra.Command {
 		newKubernetesScaleCmd(s),
 		newKubernetesDeleteCmd(s),
 		newKubernetesEtcdCmd(s),
+		newKubernetesKubeconfigCmd(s),
 	)
 	return cmd
 }

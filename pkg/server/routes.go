@@ -81,6 +81,7 @@ func (s *Server) routes(reg *prometheus.Registry) []*route {
 		{pattern: "POST /v1/apply", roles: []string{apiv1.RoleOperator}, mode: leaderWrite, audit: true, handle: s.applyPost},
 		{pattern: "POST /v1/clusters/{name}/etcd/snapshots", roles: []string{apiv1.RoleOperator}, mode: leaderWrite, audit: true, handle: s.takeEtcdSnapshot},
 		{pattern: "GET /v1/clusters/{name}/etcd/snapshots", roles: readers, mode: leaderRead, handle: s.listEtcdSnapshots},
+		{pattern: "POST /v1/clusters/{name}/kubeconfig", mode: leaderWrite, audit: true, handle: s.kubeconfig},
 		{pattern: "POST /v1/clusters/{name}/etcd/restore", roles: []string{apiv1.RoleOperator}, mode: leaderWrite, audit: true, handle: s.restoreEtcd},
 	}
 }

@@ -44,6 +44,21 @@ func testCreateReady(t *testing.T, l *lab) {
 		return allNodesReady(out, len(labNodes()))
 	})
 	eventually(t, "three started etcd members", 30*time.Second, func() error { return l.etcdMembers(3) })
+	testKubeconfig(t, l)
+}
+
+// testKubeconfig: kctl kubernetes kubeconfig hands the lab's cluster-admin a
+// short-lived certificate whose group the cluster's RBAC binds to
+// cluster-admin, and kubectl reaches the cluster with it through the VIP.
+func testKubeconfig(t *testing.T, l *lab) {
+	file := filepath.Join(l.dir, "kubeconfig-"+cluster)
+	if out, err := l.kctl(30*time.Second, "kubernetes", "kubeconfig", cluster, "--ttl", "10m", "--out", file, "--force"); err != nil {
+		t.Fatalf("kctl kubernetes kubeconfig: %v\n%s", err, out)
+	}
+	eventually(t, "kubectl with the issued kubeconfig", 30*time.Second, func() error {
+		_, err := run(15*time.Second, nil, filepath.Join(l.k8sBin, "kubectl"), "--kubeconfig", file, "--request-timeout=5s", "get", "nodes")
+		return err
+	})
 }
 
 // etcdMembers is nil when etcd (asked through n1) has exactly want members,
