@@ -42,7 +42,7 @@ func (s *State) ApplyBatch(entries []Entry) []Result {
 	tx := s.begin()
 	for i, e := range entries {
 		tx.index, tx.time = e.Index, e.Cmd.Time
-		out[i] = Result{Index: e.Index, Err: s.applyOne(tx, e.Index, e.Cmd)}
+		out[i] = s.applyOnce(tx, e)
 	}
 	s.commit(tx, entries[len(entries)-1].Index)
 	return out

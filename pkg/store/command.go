@@ -35,6 +35,14 @@ type Command struct {
 	Time string `json:"time,omitempty"`
 	// ID is a unique id stamped by the leader.
 	ID string `json:"id,omitempty"`
+	// Caller names who sent the request that carries RequestID (the API
+	// caller's role and subject); with RequestID it keys the dedup table.
+	Caller string `json:"caller,omitempty"`
+	// RequestID is the client's id of the request, the same on every retry
+	// of one logical call. When set, Apply applies the command at most once
+	// per (Caller, RequestID) while the id is retained (see DedupRetain and
+	// DedupMaxAge); a repeat gets the first application's Result.
+	RequestID string `json:"requestId,omitempty"`
 	// Payload is the type's JSON payload.
 	Payload json.RawMessage `json:"payload,omitempty"`
 

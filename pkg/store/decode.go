@@ -14,6 +14,8 @@ type typedCommand[P any] struct {
 	Ignorable bool   `json:"ignorable,omitempty"`
 	Time      string `json:"time,omitempty"`
 	ID        string `json:"id,omitempty"`
+	Caller    string `json:"caller,omitempty"`
+	RequestID string `json:"requestId,omitempty"`
 	Payload   *P     `json:"payload"`
 }
 
@@ -70,7 +72,7 @@ func decodeTyped[P any](b []byte) (c Command, ok bool) {
 	if len(bytes.TrimSpace(b[dec.InputOffset():])) != 0 {
 		return Command{}, false
 	}
-	return Command{Type: w.Type, Schema: w.Schema, Ignorable: w.Ignorable, Time: w.Time, ID: w.ID, typed: w.Payload, wire: b}, true
+	return Command{Type: w.Type, Schema: w.Schema, Ignorable: w.Ignorable, Time: w.Time, ID: w.ID, Caller: w.Caller, RequestID: w.RequestID, typed: w.Payload, wire: b}, true
 }
 
 // payloadOf returns cmd's payload as a P: the one DecodeCommand decoded, or

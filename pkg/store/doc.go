@@ -9,6 +9,12 @@
 // objects reach the store already sealed (see Sealed); the store never sees
 // plaintext.
 //
+// A command may carry a caller's request id (Command.RequestID). The state
+// remembers recent ids with their results (bounded by DedupRetain and
+// DedupMaxAge of leader time, kept in snapshots), and a command that
+// repeats a remembered id gets the first result without being applied
+// again.
+//
 // State.Apply is the command processor and State.ApplyBatch applies a run of
 // committed commands in one transaction with the same results; pkg/raftnode
 // wraps them in a thin raft.BatchingFSM, and a tool can replay a log by

@@ -30,6 +30,14 @@ func (c Command) appendWire(b []byte) []byte {
 		b = append(b, `,"id":`...)
 		b = appendString(b, c.ID)
 	}
+	if c.Caller != "" {
+		b = append(b, `,"caller":`...)
+		b = appendString(b, c.Caller)
+	}
+	if c.RequestID != "" {
+		b = append(b, `,"requestId":`...)
+		b = appendString(b, c.RequestID)
+	}
 	b = append(b, `,"payload":`...)
 	b = append(b, c.Payload...)
 	return append(b, '}')

@@ -101,30 +101,34 @@ type Result struct {
 	Index uint64
 	// Err is nil on success, otherwise it wraps one of the sentinels above.
 	Err error
+	// Replayed is set when the command repeated a remembered request id:
+	// nothing was applied, Index and Err are the first application's.
+	Replayed bool
 }
 
 type resultJSON struct {
-	Index   uint64 `json:"index"`
-	Code    string `json:"code,omitempty"`
-	Message string `json:"message,omitempty"`
+	Index    uint64 `json:"index"`
+	Code     string `json:"code,omitempty"`
+	Message  string `json:"message,omitempty"`
+	Replayed bool   `json:"replayed,omitempty"`
 }
 
-// MarshalJSON encodes the result as {index, code, message}.
+// MarshalJSON encodes the result as {index, code, message, replayed}.
 func (r Result) MarshalJSON() ([]byte, error) {
-	j := resultJSON{Index: r.Index, Code: ErrorCode(r.Err)}
+	j := resultJSON{Index: r.Index, Code: ErrorCode(r.Err), Replayed: r.Replayed}
 	if r.Err != nil {
 		j.Message = r.Err.Error()
 	}
 	return json.Marshal(j)
 }
 
-// UnmarshalJSON decodes {index, code, message}, rebuilding Err.
+// UnmarshalJSON decodes {index, code, message, replayed}, rebuilding Err.
 func (r *Result) UnmarshalJSON(b []byte) error {
 	var j resultJSON
 	if err := json.Unmarshal(b, &j); err != nil {
 		return err
 	}
-	r.Index = j.Index
+	r.Index, r.Replayed = j.Index, j.Replayed
 	r.Err = ErrorFromCode(j.Code, j.Message)
 	return nil
 }

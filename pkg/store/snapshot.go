@@ -18,7 +18,8 @@ import (
 const SnapshotFormat = "kcore-store-snapshot"
 
 // SnapshotHeader is the first JSON value of a snapshot; the objects follow,
-// one JSON value per line, sorted by kind then name.
+// one JSON value per line, sorted by kind then name, then (from schema 2)
+// the remembered requests, one DedupRecord per line, by index.
 type SnapshotHeader struct {
 	// Format is SnapshotFormat.
 	Format string `json:"format"`
@@ -30,13 +31,20 @@ type SnapshotHeader struct {
 	KindIndex map[string]uint64 `json:"kindIndex"`
 	// Objects is how many objects follow.
 	Objects int `json:"objects"`
+	// Requests is how many DedupRecords follow the objects; schema 1
+	// snapshots have none.
+	Requests int `json:"requests,omitempty"`
 }
+
+// schemaRequests is the first schema whose snapshots hold requests.
+const schemaRequests = 2
 
 // Snapshot is a point-in-time copy of the state, cheap to take (the object
 // tree is immutable) and safe to write while Apply goes on.
 type Snapshot struct {
-	header SnapshotHeader
-	tree   *iradix.Tree
+	header   SnapshotHeader
+	tree     *iradix.Tree
+	requests *iradix.Tree
 }
 
 // Snapshot captures the current state. Writing the same state always gives
@@ -51,8 +59,10 @@ func (s *State) Snapshot() *Snapshot {
 			LastIndex: s.lastIndex,
 			KindIndex: maps.Clone(s.kindIndex),
 			Objects:   s.tree.Len(),
+			Requests:  s.dedupLen,
 		},
-		tree: s.tree,
+		tree:     s.tree,
+		requests: s.dedupOrder,
 	}
 }
 
@@ -73,6 +83,13 @@ func (sn *Snapshot) WriteTo(w io.Writer) (int64, error) {
 	})
 	if err != nil {
 		return cw.n, fmt.Errorf("write snapshot object: %w", err)
+	}
+	sn.requests.Root().Walk(func(_ []byte, v any) bool {
+		err = enc.Encode(v.(*DedupRecord))
+		return err != nil
+	})
+	if err != nil {
+		return cw.n, fmt.Errorf("write snapshot request: %w", err)
 	}
 	if err := cw.w.Flush(); err != nil {
 		return cw.n, fmt.Errorf("write snapshot: %w", err)
@@ -151,9 +168,13 @@ func (s *State) Restore(r io.Reader) error {
 		txn.Insert(k, &o)
 		counts[o.Kind]++
 	}
+	dedup, order, err := readRequests(dec, h)
+	if err != nil {
+		return err
+	}
 	var extra json.RawMessage
 	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
-		return fmt.Errorf("restore: data after %d objects: %w", h.Objects, ErrInvalid)
+		return fmt.Errorf("restore: data after %d objects and %d requests: %w", h.Objects, h.Requests, ErrInvalid)
 	}
 	kindIndex := h.KindIndex
 	if kindIndex == nil {
@@ -166,8 +187,38 @@ func (s *State) Restore(r io.Reader) error {
 	s.lastIndex = h.LastIndex
 	s.kindIndex = kindIndex
 	s.kindCount = counts
+	s.dedup, s.dedupOrder, s.dedupLen = dedup, order, h.Requests
 	s.mu.Unlock()
 	s.wmu.Unlock()
 	s.notifyAll()
 	return nil
+}
+
+// readRequests reads the snapshot's remembered requests: none before
+// schema 2, otherwise h.Requests records in ascending index order, each
+// (caller, id) once.
+func readRequests(dec *json.Decoder, h SnapshotHeader) (dedup, order *iradix.Tree, err error) {
+	if h.Schema < schemaRequests && h.Requests != 0 {
+		return nil, nil, fmt.Errorf("restore: schema %d snapshot lists %d requests: %w", h.Schema, h.Requests, ErrInvalid)
+	}
+	if h.Requests < 0 {
+		return nil, nil, fmt.Errorf("restore: %d requests: %w", h.Requests, ErrInvalid)
+	}
+	byKey, byIndex := iradix.New().Txn(), iradix.New().Txn()
+	var prev uint64
+	for i := range h.Requests {
+		var r DedupRecord
+		if err := dec.Decode(&r); err != nil {
+			return nil, nil, fmt.Errorf("restore: read request %d of %d: %w: %w", i+1, h.Requests, ErrInvalid, err)
+		}
+		if r.RequestID == "" || r.Index <= prev {
+			return nil, nil, fmt.Errorf("restore: request %d: empty id or index %d out of order: %w", i+1, r.Index, ErrInvalid)
+		}
+		prev = r.Index
+		if _, dup := byKey.Insert(dedupKey(r.Caller, r.RequestID), &r); dup {
+			return nil, nil, fmt.Errorf("restore: request %d: id repeated: %w", i+1, ErrInvalid)
+		}
+		byIndex.Insert(orderKey(r.Index), &r)
+	}
+	return byKey.Commit(), byIndex.Commit(), nil
 }

@@ -24,6 +24,11 @@ type State struct {
 	lastIndex uint64
 	kindIndex map[string]uint64
 	kindCount map[string]int
+	// dedup maps dedupKey(caller, id) to its *DedupRecord; dedupOrder
+	// holds the same records by orderKey(index), oldest first.
+	dedup      *iradix.Tree
+	dedupOrder *iradix.Tree
+	dedupLen   int
 
 	// watchMu guards the watch channels. Lock order: watchMu, then mu.
 	watchMu   sync.Mutex
@@ -38,12 +43,14 @@ func New(log *slog.Logger) *State {
 		log = slog.New(slog.DiscardHandler)
 	}
 	return &State{
-		log:       log,
-		tree:      iradix.New(),
-		kindIndex: map[string]uint64{},
-		kindCount: map[string]int{},
-		keyWatch:  map[string]chan struct{}{},
-		kindWatch: map[string]chan struct{}{},
+		log:        log,
+		tree:       iradix.New(),
+		kindIndex:  map[string]uint64{},
+		kindCount:  map[string]int{},
+		dedup:      iradix.New(),
+		dedupOrder: iradix.New(),
+		keyWatch:   map[string]chan struct{}{},
+		kindWatch:  map[string]chan struct{}{},
 	}
 }
 

@@ -22,18 +22,25 @@ type txn struct {
 	kinds     map[string]uint64
 	keys      map[string]struct{}
 	counts    func(kind string) int
+	// dedup, dedupOrder and dedupLen are the request table (see State).
+	dedup      *iradix.Txn
+	dedupOrder *iradix.Txn
+	dedupLen   int
 }
 
 func (s *State) begin() *txn {
 	s.mu.RLock()
-	tree := s.tree
+	tree, dedup, dedupOrder, dedupLen := s.tree, s.dedup, s.dedupOrder, s.dedupLen
 	s.mu.RUnlock()
 	return &txn{
-		txn:       tree.Txn(),
-		kindDelta: map[string]int{},
-		kinds:     map[string]uint64{},
-		keys:      map[string]struct{}{},
-		counts:    s.Count,
+		txn:        tree.Txn(),
+		dedup:      dedup.Txn(),
+		dedupOrder: dedupOrder.Txn(),
+		dedupLen:   dedupLen,
+		kindDelta:  map[string]int{},
+		kinds:      map[string]uint64{},
+		keys:       map[string]struct{}{},
+		counts:     s.Count,
 	}
 }
 
@@ -43,6 +50,7 @@ func (s *State) begin() *txn {
 func (s *State) commit(t *txn, last uint64) {
 	s.mu.Lock()
 	s.tree = t.txn.Commit()
+	s.dedup, s.dedupOrder, s.dedupLen = t.dedup.Commit(), t.dedupOrder.Commit(), t.dedupLen
 	if last > s.lastIndex {
 		s.lastIndex = last
 	}

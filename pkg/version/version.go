@@ -6,5 +6,7 @@ package version
 var Version = "dev"
 
 // Schema is the controller log and snapshot schema this build writes. A
-// replica refuses log entries and snapshots with a newer schema.
-const Schema = 1
+// replica refuses log entries and snapshots with a newer schema and reads
+// every older one. Schema 2 added client request ids to commands and the
+// request-id table to snapshots.
+const Schema = 2

@@ -2,11 +2,13 @@ package security
 
 import (
 	"bytes"
+	"fmt"
 	"net/http"
 	"testing"
 
 	"kcore.dev/kcore/pkg/api"
 	"kcore.dev/kcore/pkg/apiv1"
+	"kcore.dev/kcore/pkg/version"
 )
 
 func TestMembersAndHealth(t *testing.T) {
@@ -67,7 +69,10 @@ func TestSnapshotRoutes(t *testing.T) {
 	if _, ok := e.c.WaitLeader().Node().State().Get(api.KindKubernetesCluster, "c1"); !ok {
 		t.Fatal("restore did not bring c1 back")
 	}
-	newer := bytes.Replace(snap, []byte(`"schema":1`), []byte(`"schema":99`), 1)
+	newer := bytes.Replace(snap, []byte(fmt.Sprintf(`"schema":%d`, version.Schema)), []byte(`"schema":99`), 1)
+	if bytes.Equal(newer, snap) {
+		t.Fatal("snapshot header names no schema")
+	}
 	want(t, e.call(admin, l, http.MethodPut, apiv1.PathSnapshot, newer), http.StatusConflict, apiv1.CodeSchemaTooNew)
 	want(t, e.call(admin, l, http.MethodPut, apiv1.PathSnapshot, "garbage"), http.StatusBadRequest, apiv1.CodeBadRequest)
 }
