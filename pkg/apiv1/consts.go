@@ -39,6 +39,15 @@ const (
 	HeaderIndex = "X-Kcore-Index"
 	// HeaderForwarded marks a request a follower forwarded to the leader.
 	HeaderForwarded = "X-Kcore-Forwarded-By"
+	// HeaderRequestID carries the client's id of a write, the same on every
+	// retry of one logical call; the controller applies a write at most
+	// once per caller and id while it remembers the id (see
+	// MinRequestIDLen, MaxRequestIDLen and docs/controller.md).
+	HeaderRequestID = "Kcore-Request-Id"
+	// HeaderRequestReplayed is "true" on the answer to a write whose
+	// request id was already applied: the answer is the first one's and
+	// nothing was applied again.
+	HeaderRequestReplayed = "Kcore-Request-Replayed"
 	// ParamIndex is the blocking-query index: return once the result changes past it.
 	ParamIndex = "index"
 	// ParamWait is the blocking-query wait, a Go duration (e.g. 30s), capped at MaxWait.
@@ -65,6 +74,10 @@ const (
 	DefaultWait = 5 * time.Minute
 	// MaxWait caps ParamWait.
 	MaxWait = 5 * time.Minute
+	// MinRequestIDLen and MaxRequestIDLen bound HeaderRequestID, whose
+	// characters are ASCII letters, digits, '-', '_' and '.'.
+	MinRequestIDLen = 16
+	MaxRequestIDLen = 64
 	// DefaultTokenTTL is a join token's lifetime when TokenRequest.TTL is empty.
 	DefaultTokenTTL = 24 * time.Hour
 	// DefaultKubeconfigTTL is a kubeconfig certificate's lifetime when

@@ -20,22 +20,30 @@ type commander interface {
 // replicates it and returns the index it was applied at; a failed command
 // comes back as its store error.
 func (s *Server) apply(ctx context.Context, p commander) (uint64, error) {
+	res, err := s.replicate(ctx, p, "", "")
+	return res.Index, err
+}
+
+// replicate is apply returning the whole store result. With a request id
+// the command is applied at most once per (caller, requestID): a repeat
+// gets the first application's result, with Replayed set.
+func (s *Server) replicate(ctx context.Context, p commander, caller, requestID string) (store.Result, error) {
 	cmd, err := p.Command()
 	if err != nil {
-		return 0, err
+		return store.Result{}, err
 	}
 	cmd.Time = s.now().UTC().Format(time.RFC3339Nano)
 	cmd.ID = newID()
+	if requestID != "" {
+		cmd.Caller, cmd.RequestID = caller, requestID
+	}
 	start := time.Now()
 	res, err := s.backend.Apply(ctx, cmd)
 	s.metrics.applyDuration.Observe(time.Since(start).Seconds())
 	if err != nil {
-		return 0, fmt.Errorf("apply %s: %w", cmd.Type, err)
+		return store.Result{}, fmt.Errorf("apply %s: %w", cmd.Type, err)
 	}
-	if res.Err != nil {
-		return res.Index, res.Err
-	}
-	return res.Index, nil
+	return res, res.Err
 }
 
 // audit commits the call's audit entry through raft. A failure is logged:
@@ -72,16 +80,21 @@ func (s *Server) auditEntry(c *call, status int, code string) (json.RawMessage, 
 // applyAudited commits op together with the call's audit entry (result 200)
 // in one log entry, so a write costs one raft commit, not two, and the two
 // cannot be separated. When op fails nothing is committed and finish audits
-// the refusal on its own.
+// the refusal on its own. The call's request id, when it has one, makes
+// the write apply at most once: a retry answers as the first attempt did.
 func (s *Server) applyAudited(c *call, op store.Op) (uint64, error) {
 	entry, err := s.auditEntry(c, http.StatusOK, "")
 	if err != nil {
 		return 0, fmt.Errorf("encode audit entry: %w", err)
 	}
-	idx, err := s.apply(c.r.Context(), store.Batch{Ops: []store.Op{op}, Audit: &store.AppendAudit{Entry: entry}})
-	if err != nil {
-		return idx, err
+	res, err := s.replicate(c.r.Context(), store.Batch{Ops: []store.Op{op}, Audit: &store.AppendAudit{Entry: entry}}, c.caller(), c.clientReqID)
+	if res.Replayed {
+		c.w.Header().Set(apiv1.HeaderRequestReplayed, "true")
 	}
+	if err != nil {
+		return res.Index, err
+	}
+	idx := res.Index
 	c.skipAudit = true
 	return idx, nil
 }

@@ -20,6 +20,8 @@ type call struct {
 	id        *Identity
 	forwarded bool
 	reqID     string
+	// clientReqID is the caller's apiv1.HeaderRequestID, "" when absent.
+	clientReqID string
 	// object is "kind/name" for the audit entry.
 	object string
 	// planHash is the plan's hash for the audit entry, when there is one.
@@ -120,6 +122,11 @@ func (s *Server) serve(w *recorder, r *http.Request, rt *route) {
 			s.finish(c, nil, s.noLeader(err))
 			return
 		}
+	}
+	// Client request id (exactly-once writes, see requestid.go).
+	if err := c.readRequestID(); err != nil {
+		s.finish(c, nil, err)
+		return
 	}
 	v, err := rt.handle(c)
 	s.finish(c, v, err)
