@@ -3,7 +3,9 @@ package client
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"crypto/tls"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -36,6 +38,13 @@ type request struct {
 	// extra is added to the client's timeout: a blocking query's wait, or
 	// the time a snapshot may take to stream.
 	extra time.Duration
+	// requestID is the write's apiv1.HeaderRequestID, set by send once per
+	// logical call and sent unchanged on every retry of it.
+	requestID string
+	// once says the controller applies this route at most once per request
+	// id (object writes), so the write is also sent again after a
+	// connection broke mid-request, when its outcome is unknown.
+	once bool
 }
 
 // response is a 2xx answer; close releases it.
@@ -86,6 +95,10 @@ func (c *Client) setPreferred(addr string) {
 // send delivers req to a controller that can answer it and returns the 2xx
 // response. It fails over as the package documentation describes.
 func (c *Client) send(ctx context.Context, req request) (*response, error) {
+	req, err := withRequestID(req)
+	if err != nil {
+		return nil, err
+	}
 	electionEnd := time.Now().Add(c.electionWait)
 	backoff := 50 * time.Millisecond
 	for {
@@ -127,7 +140,7 @@ func (c *Client) round(ctx context.Context, req request) (resp *response, noLead
 			if ctx.Err() != nil {
 				return nil, false, fmt.Errorf("%s %s: %w", req.method, req.path, ctx.Err())
 			}
-			if !retryable(req.method, err) {
+			if !retryable(req, err) {
 				return nil, false, fmt.Errorf("%s %s on %s: %w", req.method, req.path, addr, err)
 			}
 			c.log.Debug("controller unreachable, trying the next", "addr", addr, "err", err)
@@ -190,6 +203,9 @@ func (c *Client) attempt(ctx context.Context, addr string, req request) (*rawRes
 		hreq.Header.Set("Content-Type", ct)
 	}
 	hreq.Header.Set("Accept", apiv1.ContentTypeJSON)
+	if req.requestID != "" {
+		hreq.Header.Set(apiv1.HeaderRequestID, req.requestID)
+	}
 	hresp, err := c.http.Do(hreq)
 	if err != nil {
 		cancel()
@@ -200,9 +216,10 @@ func (c *Client) attempt(ctx context.Context, addr string, req request) (*rawRes
 
 // retryable reports whether a transport error allows trying another
 // controller: always when the request cannot have been sent (no
-// connection, failed handshake), and for reads also when it broke later.
-func retryable(method string, err error) bool {
-	if method == http.MethodGet || method == http.MethodHead {
+// connection, failed handshake), and for reads and writes the controller
+// applies at most once per request id also when it broke later.
+func retryable(req request, err error) bool {
+	if readOnly(req.method) || (req.once && req.requestID != "") {
 		return true
 	}
 	var op *net.OpError
@@ -254,6 +271,28 @@ func (c *Client) call(ctx context.Context, req request, in, out any) (uint64, er
 		}
 		req.body = data
 	}
+	req, err := withRequestID(req)
+	if err != nil {
+		return 0, err
+	}
+	for sent := 1; ; sent++ {
+		idx, err := c.callOnce(ctx, req, out)
+		if err == nil || !req.once || sent == maxBodyResends || !errors.Is(err, errBodyBroken) || ctx.Err() != nil {
+			return idx, err
+		}
+		c.log.Debug("answer broke off, sending the write again", "method", req.method, "path", req.path, "err", err)
+	}
+}
+
+// maxBodyResends bounds how often call sends a write the controller
+// applies at most once when its 2xx answer keeps breaking off.
+const maxBodyResends = 3
+
+// errBodyBroken marks a 2xx answer whose body broke off.
+var errBodyBroken = errors.New("answer broke off")
+
+// callOnce sends req once (with send's failover) and decodes the answer.
+func (c *Client) callOnce(ctx context.Context, req request, out any) (uint64, error) {
 	resp, err := c.send(ctx, req)
 	if err != nil {
 		return 0, err
@@ -264,7 +303,37 @@ func (c *Client) call(ctx context.Context, req request, in, out any) (uint64, er
 		return resp.index(), nil
 	}
 	if err := decodeStrict(resp.body, out); err != nil {
+		if errors.Is(err, io.ErrUnexpectedEOF) || errors.As(err, new(net.Error)) {
+			err = fmt.Errorf("%w: %w", errBodyBroken, err)
+		}
 		return 0, fmt.Errorf("%s %s on %s: %w", req.method, req.path, resp.addr, err)
 	}
 	return resp.index(), nil
+}
+
+// withRequestID gives a write its request id, once per logical call.
+func withRequestID(req request) (request, error) {
+	if readOnly(req.method) || req.requestID != "" {
+		return req, nil
+	}
+	id, err := newRequestID()
+	if err != nil {
+		return req, fmt.Errorf("%s %s: %w", req.method, req.path, err)
+	}
+	req.requestID = id
+	return req, nil
+}
+
+// readOnly reports whether method changes nothing.
+func readOnly(method string) bool {
+	return method == http.MethodGet || method == http.MethodHead
+}
+
+// newRequestID returns a random 128-bit request id, hex-encoded.
+func newRequestID() (string, error) {
+	b := make([]byte, 16)
+	if _, err := rand.Read(b); err != nil {
+		return "", fmt.Errorf("draw request id: %w", err)
+	}
+	return hex.EncodeToString(b), nil
 }

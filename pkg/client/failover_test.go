@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -126,37 +127,61 @@ func TestNoLeaderGivesUp(t *testing.T) {
 }
 
 // A write whose connection breaks after it was sent may have been applied:
-// it is not sent to another controller. A read is.
-func TestBrokenConnectionRetriesOnlyReads(t *testing.T) {
+// one the controller does not deduplicate (AddMember) is not sent to another
+// controller. An object write is, with the same request id, because the
+// controller applies it at most once per id. A read always is.
+func TestBrokenConnectionRetriesOnlyReadsAndOnceWrites(t *testing.T) {
 	p := newTestPKI(t)
+	var brokenIDs []string
+	var mu sync.Mutex
 	breaker := p.serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		brokenIDs = append(brokenIDs, r.Header.Get(apiv1.HeaderRequestID))
+		mu.Unlock()
 		conn, _, err := http.NewResponseController(w).Hijack()
 		if err == nil {
 			_ = conn.Close()
 		}
 	}))
 	var goodHits atomic.Int32
+	var goodID atomic.Value
 	good := p.serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		goodHits.Add(1)
 		if r.Method == http.MethodGet {
 			writeJSON(w, 200, apiv1.Object{Kind: "KubernetesCluster", Name: "lab", ModifyIndex: 3})
 			return
 		}
+		goodID.Store(r.Header.Get(apiv1.HeaderRequestID))
 		writeJSON(w, 200, apiv1.WriteResponse{Index: 4})
 	}))
 	c := p.client(t, addrOf(breaker), addrOf(good))
-	if _, err := c.Put(context.Background(), "KubernetesCluster", "lab", []byte(`{}`), nil); err == nil {
-		t.Fatal("write over a broken connection succeeded")
+	if err := c.AddMember(context.Background(), apiv1.AddMemberRequest{ID: "c9", RaftAddr: "10.0.0.9:7000", HTTPAddr: "10.0.0.9:7443"}); err == nil {
+		t.Fatal("membership write over a broken connection succeeded")
 	}
 	if n := goodHits.Load(); n != 0 {
-		t.Fatalf("write was resent to another controller (%d hits)", n)
+		t.Fatalf("membership write was resent to another controller (%d hits)", n)
 	}
+
+	c = p.client(t, addrOf(breaker), addrOf(good))
+	idx, err := c.Put(context.Background(), "KubernetesCluster", "lab", []byte(`{}`), nil)
+	if err != nil || idx != 4 {
+		t.Fatalf("object write = %d, %v; want it resent and answered at 4", idx, err)
+	}
+	mu.Lock()
+	sentID := brokenIDs[len(brokenIDs)-1]
+	mu.Unlock()
+	if got, _ := goodID.Load().(string); len(sentID) != 32 || got != sentID {
+		t.Fatalf("resent write carried request id %q, first attempt %q: want the same 128-bit id", got, sentID)
+	}
+
+	c = p.client(t, addrOf(breaker), addrOf(good))
+	hits := goodHits.Load()
 	obj, err := c.Get(context.Background(), "KubernetesCluster", "lab")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if obj.ModifyIndex != 3 || goodHits.Load() != 1 {
-		t.Fatalf("read: %+v, %d hits", obj, goodHits.Load())
+	if obj.ModifyIndex != 3 || goodHits.Load() != hits+1 {
+		t.Fatalf("read: %+v, %d hits", obj, goodHits.Load()-hits)
 	}
 }
 
@@ -189,5 +214,42 @@ func TestHealthOfAsksOneController(t *testing.T) {
 	h, err := c.HealthOf(context.Background(), addrOf(up))
 	if err != nil || h.Role != apiv1.StateFollower {
 		t.Fatalf("HealthOf = %+v, %v", h, err)
+	}
+}
+
+// An object write whose 2xx answer breaks off was applied, but its caller
+// cannot read the index: it is sent again with the same request id, and the
+// controller answers the first attempt's index.
+func TestBrokenAnswerResendsOnceWrites(t *testing.T) {
+	p := newTestPKI(t)
+	var mu sync.Mutex
+	var ids []string
+	srv := p.serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		ids = append(ids, r.Header.Get(apiv1.HeaderRequestID))
+		n := len(ids)
+		mu.Unlock()
+		if n == 1 {
+			w.Header().Set("Content-Length", "100")
+			w.WriteHeader(200)
+			_, _ = w.Write([]byte(`{"index":`))
+			rc := http.NewResponseController(w)
+			_ = rc.Flush()
+			if conn, _, err := rc.Hijack(); err == nil {
+				_ = conn.Close()
+			}
+			return
+		}
+		writeJSON(w, 200, apiv1.WriteResponse{Index: 7})
+	}))
+	c := p.client(t, addrOf(srv))
+	idx, err := c.Put(context.Background(), "Item", "a", []byte(`{}`), new(uint64))
+	if err != nil || idx != 7 {
+		t.Fatalf("Put = %d, %v; want 7 after one resend", idx, err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(ids) != 2 || ids[0] == "" || ids[0] != ids[1] {
+		t.Fatalf("request ids sent: %q, want the same id twice", ids)
 	}
 }

@@ -105,9 +105,11 @@ func (c *Client) ListWith(ctx context.Context, kind string, opts ReadOptions) (a
 // at. obj is encoded as JSON, except json.RawMessage and []byte which are
 // sent as they are. With cas set the write only happens when the object's
 // ModifyIndex equals *cas (0: the object must not exist yet); otherwise it
-// fails with ErrConflict.
+// fails with ErrConflict. The write carries a request id that every retry
+// reuses, so it is applied at most once even when an answer is lost in a
+// leader change; a retry gets the first attempt's answer.
 func (c *Client) Put(ctx context.Context, kind, name string, obj any, cas *uint64) (uint64, error) {
-	req := request{method: http.MethodPut, path: objectPath(kind, name), query: casQuery(cas)}
+	req := request{method: http.MethodPut, path: objectPath(kind, name), query: casQuery(cas), once: true}
 	var in any = obj
 	switch b := obj.(type) {
 	case json.RawMessage:
@@ -126,7 +128,7 @@ func (c *Client) Put(ctx context.Context, kind, name string, obj any, cas *uint6
 // cas works as for Put.
 func (c *Client) Delete(ctx context.Context, kind, name string, cas *uint64) (uint64, error) {
 	var out apiv1.WriteResponse
-	if _, err := c.call(ctx, request{method: http.MethodDelete, path: objectPath(kind, name), query: casQuery(cas)}, nil, &out); err != nil {
+	if _, err := c.call(ctx, request{method: http.MethodDelete, path: objectPath(kind, name), query: casQuery(cas), once: true}, nil, &out); err != nil {
 		return 0, err
 	}
 	return out.Index, nil
