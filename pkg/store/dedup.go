@@ -33,6 +33,9 @@ type DedupRecord struct {
 	Index uint64 `json:"index"`
 	// Time is the command's leader time stamp; the record ages out from it.
 	Time string `json:"time,omitempty"`
+	// Target names what the command wrote (see targetOf): a repeat of the
+	// id must write the same objects, or it is refused.
+	Target string `json:"target,omitempty"`
 	// Code and Message are the result's error (see ErrorCode), empty on
 	// success.
 	Code    string `json:"code,omitempty"`
@@ -89,17 +92,54 @@ func (s *State) applyOnce(tx *txn, e Entry) Result {
 	if strings.ContainsRune(cmd.RequestID, 0) {
 		return Result{Index: e.Index, Err: fmt.Errorf("apply %s at %d: request id contains NUL: %w", cmd.Type, e.Index, ErrInvalid)}
 	}
+	target := targetOf(cmd)
 	if v, ok := tx.dedup.Get(dedupKey(cmd.Caller, cmd.RequestID)); ok {
-		return v.(*DedupRecord).result()
+		r := v.(*DedupRecord)
+		if r.Target != target {
+			return Result{Index: e.Index, Err: fmt.Errorf("apply %s at %d: request id %s was used at %d for %s, not %s: %w",
+				cmd.Type, e.Index, cmd.RequestID, r.Index, r.Target, target, ErrInvalid)}
+		}
+		return r.result()
 	}
 	err := s.applyOne(tx, e.Index, cmd)
 	tx.remember(&DedupRecord{
 		Caller: cmd.Caller, RequestID: cmd.RequestID,
-		Index: e.Index, Time: cmd.Time,
+		Index: e.Index, Time: cmd.Time, Target: target,
 		Code: ErrorCode(err), Message: errorMessage(err),
 	})
 	tx.expireDedup()
 	return Result{Index: e.Index, Err: err}
+}
+
+// targetOf names the objects a command writes, e.g. "put Item/a" or, for
+// a batch, its operations joined by commas (its audit entry left out: it
+// differs on every attempt). It names neither data nor conditions, which a
+// retry may legitimately change (a secret is sealed anew each time).
+func targetOf(cmd Command) string {
+	switch cmd.Type {
+	case TypePut:
+		if p, err := payloadOf[Put](cmd); err == nil {
+			return "put " + p.Kind + "/" + p.Name
+		}
+	case TypeDelete:
+		if d, err := payloadOf[Delete](cmd); err == nil {
+			return "delete " + d.Kind + "/" + d.Name
+		}
+	case TypeBatch:
+		if b, err := payloadOf[Batch](cmd); err == nil {
+			names := make([]string, 0, len(b.Ops))
+			for _, op := range b.Ops {
+				switch {
+				case op.Put != nil:
+					names = append(names, "put "+op.Put.Kind+"/"+op.Put.Name)
+				case op.Delete != nil:
+					names = append(names, "delete "+op.Delete.Kind+"/"+op.Delete.Name)
+				}
+			}
+			return strings.Join(names, ",")
+		}
+	}
+	return cmd.Type
 }
 
 func errorMessage(err error) string {
@@ -123,6 +163,9 @@ func (t *txn) remember(r *DedupRecord) {
 // replicated log, so every replica forgets the same requests at the same
 // index.
 func (t *txn) expireDedup() {
+	if t.dedupLen == 0 {
+		return
+	}
 	now, timed := stampNanos(t.time)
 	for t.dedupLen > 0 {
 		_, v, ok := t.dedupOrder.Root().Minimum()

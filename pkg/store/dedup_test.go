@@ -63,6 +63,31 @@ func TestRepeatedRequestGetsTheFirstResult(t *testing.T) {
 	}
 }
 
+func TestRequestIDReusedForAnotherObjectIsRefused(t *testing.T) {
+	s := New(nil)
+	s.Apply(1, withReq(putCmd(t, "Item", "a", `{}`, nil), "c", "req-0000000000000001", stamp(0, 0)))
+	// The same objects with other data and conditions are a retry.
+	if r := s.Apply(2, withReq(putCmd(t, "Item", "a", `{"v":2}`, Expect(0)), "c", "req-0000000000000001", stamp(0, 0))); !r.Replayed || r.Index != 1 {
+		t.Fatalf("retry with other data = %+v, want replayed", r)
+	}
+	for i, cmd := range []Command{
+		putCmd(t, "Item", "b", `{}`, nil),
+		delCmd(t, "Item", "a", nil),
+		batchCmd(t, putOp("Item", "a", `{}`, nil), putOp("Item", "b", `{}`, nil)),
+	} {
+		r := s.Apply(uint64(3+i), withReq(cmd, "c", "req-0000000000000001", stamp(0, 0)))
+		if !errors.Is(r.Err, ErrInvalid) || r.Replayed {
+			t.Errorf("reuse %d = %+v, want ErrInvalid", i, r)
+		}
+	}
+	if _, ok := s.Get("Item", "b"); ok {
+		t.Fatal("a reused id wrote another object")
+	}
+	if o, _ := s.Get("Item", "a"); o.ModifyIndex != 1 {
+		t.Fatalf("a reused id changed the first object: %+v", o)
+	}
+}
+
 func TestTwoCopiesInOneBatchApplyOnce(t *testing.T) {
 	s := New(nil)
 	cmd := withReq(putCmd(t, "Item", "a", `{}`, nil), "c", "req-0000000000000001", stamp(0, 0))

@@ -33,7 +33,8 @@ func (e *env) callWithID(c *http.Client, a *apiserve.API, method, path, body, id
 
 // A write repeated with its request id gets the first answer (through the
 // leader or a follower) and is not applied again; the same id from another
-// caller is another request, and a repeated refusal is the same refusal.
+// caller is another request, the same id for another object is refused,
+// and a repeated refusal is the same refusal.
 func TestRequestIDReplaysTheFirstAnswer(t *testing.T) {
 	e := newEnv(t, 3)
 	alice, bob := e.client(apiv1.RoleClusterAdmin, "alice"), e.client(apiv1.RoleClusterAdmin, "bob")
@@ -60,6 +61,12 @@ func TestRequestIDReplaysTheFirstAnswer(t *testing.T) {
 	// Bob cannot replay Alice's answer with her id: his write is applied
 	// on its own and conflicts.
 	want(t, e.callWithID(bob, e.leader(), http.MethodPut, path, `{"v":2}`, id), http.StatusConflict, apiv1.CodeConflict)
+
+	// Alice reusing her id for another object is refused, not replayed.
+	want(t, e.callWithID(alice, e.leader(), http.MethodPut, apiv1.ObjectPath("OnceItem", "b"), `{}`, id), http.StatusBadRequest, apiv1.CodeBadRequest)
+	if _, ok := e.c.WaitLeader().Node().State().Get("OnceItem", "b"); ok {
+		t.Fatal("a reused id wrote another object")
+	}
 
 	// A refused write repeated with its id gets the same refusal.
 	const id2 = "fedcba9876543210fedcba9876543210"
