@@ -74,9 +74,10 @@ const (
 	DefaultWait = 5 * time.Minute
 	// MaxWait caps ParamWait.
 	MaxWait = 5 * time.Minute
-	// MinRequestIDLen and MaxRequestIDLen bound HeaderRequestID, whose
+	// MinRequestIDLen is the shortest HeaderRequestID accepted. Its
 	// characters are ASCII letters, digits, '-', '_' and '.'.
 	MinRequestIDLen = 16
+	// MaxRequestIDLen is the longest HeaderRequestID accepted.
 	MaxRequestIDLen = 64
 	// DefaultTokenTTL is a join token's lifetime when TokenRequest.TTL is empty.
 	DefaultTokenTTL = 24 * time.Hour

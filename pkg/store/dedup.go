@@ -36,9 +36,9 @@ type DedupRecord struct {
 	// Target names what the command wrote (see targetOf): a repeat of the
 	// id must write the same objects, or it is refused.
 	Target string `json:"target,omitempty"`
-	// Code and Message are the result's error (see ErrorCode), empty on
-	// success.
-	Code    string `json:"code,omitempty"`
+	// Code is the result's error code (see ErrorCode), empty on success.
+	Code string `json:"code,omitempty"`
+	// Message is the result's error text, empty on success.
 	Message string `json:"message,omitempty"`
 }
 
