@@ -43,11 +43,11 @@ const (
 	// retry of one logical call; the controller applies a write at most
 	// once per caller and id while it remembers the id (see
 	// MinRequestIDLen, MaxRequestIDLen and docs/controller.md).
-	HeaderRequestID = "Kcore-Request-Id"
+	HeaderRequestID = "X-Kcore-Request-Id"
 	// HeaderRequestReplayed is "true" on the answer to a write whose
 	// request id was already applied: the answer is the first one's and
 	// nothing was applied again.
-	HeaderRequestReplayed = "Kcore-Request-Replayed"
+	HeaderRequestReplayed = "X-Kcore-Request-Replayed"
 	// ParamIndex is the blocking-query index: return once the result changes past it.
 	ParamIndex = "index"
 	// ParamWait is the blocking-query wait, a Go duration (e.g. 30s), capped at MaxWait.
