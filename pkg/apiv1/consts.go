@@ -31,6 +31,9 @@ const (
 	KindNodeReport = "NodeReport"
 	// KindAudit holds AuditEntry objects in commit order.
 	KindAudit = "Audit"
+	// KindAuditPolicy holds the audit log's retention (one object, written
+	// by the leader from its flags; store.AuditRetention).
+	KindAuditPolicy = "AuditPolicy"
 )
 
 // HTTP headers, query parameters and content types of the API.
@@ -103,6 +106,9 @@ const (
 	PathMembers  = "/v1/members"
 	PathSnapshot = "/v1/snapshot"
 	PathAudit    = "/v1/audit"
+	// PathAuditSummaries is where a follower hands the leader its summary
+	// of anonymous failures (role controller only).
+	PathAuditSummaries = "/v1/audit/summaries"
 )
 
 // ObjectPath returns /v1/objects/{kind}/{name}, or /v1/objects/{kind} when name is empty.

@@ -23,6 +23,10 @@ const (
 	CodeSchemaTooNew = "schema-too-new"
 	// CodeTooLarge: the request body is over the limit (413).
 	CodeTooLarge = "too-large"
+	// CodeRateLimited: a caller without a client certificate sent more
+	// requests than its source may (429); the Retry-After header says
+	// when to try again.
+	CodeRateLimited = "rate-limited"
 	// CodeNoLeader: no leader is known or it could not be reached (503);
 	// Details["leader"] holds the leader's HTTP address when known.
 	CodeNoLeader = "no-leader"
@@ -63,6 +67,8 @@ func StatusFor(code string) int {
 		return http.StatusConflict
 	case CodeTooLarge:
 		return http.StatusRequestEntityTooLarge
+	case CodeRateLimited:
+		return http.StatusTooManyRequests
 	case CodeNoLeader:
 		return http.StatusServiceUnavailable
 	}

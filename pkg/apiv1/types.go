@@ -169,6 +169,56 @@ type AuditEntry struct {
 	Result int `json:"result"`
 	// Code is the error code when the call failed, "" on success.
 	Code string `json:"code,omitempty"`
+	// Summary, on a summary entry, counts the anonymous failures one
+	// replica answered during an interval (they are never audited one by
+	// one).
+	Summary *AnonymousSummary `json:"summary,omitempty"`
+}
+
+// Reasons an anonymous request failed, the keys of AnonymousSummary.Reasons
+// and the reason label of kcore_anonymous_failures_total.
+const (
+	// ReasonBadRequest: malformed or invalid body (400).
+	ReasonBadRequest = "bad-request"
+	// ReasonJoinRefused: a join token that is invalid, expired or used (401 on join).
+	ReasonJoinRefused = "join-refused"
+	// ReasonUnauthenticated: no client certificate on a route that needs one (401).
+	ReasonUnauthenticated = "unauthenticated"
+	// ReasonTooLarge: a body over the limit (413).
+	ReasonTooLarge = "too-large"
+	// ReasonRateLimited: the source was over its rate (429).
+	ReasonRateLimited = "rate-limited"
+	// ReasonOther: any other failure (404, 5xx).
+	ReasonOther = "other"
+)
+
+// AnonymousSummary counts the failed requests without a client certificate
+// that one replica answered between Since and Until.
+type AnonymousSummary struct {
+	// Replica is the raft id of the replica that answered them.
+	Replica string `json:"replica"`
+	// Since and Until bound the interval (RFC 3339, the replica's clock).
+	Since string `json:"since"`
+	Until string `json:"until"`
+	// Total is the number of failed requests.
+	Total uint64 `json:"total"`
+	// Reasons counts them by Reason* constant.
+	Reasons map[string]uint64 `json:"reasons"`
+	// TopSources are the sources (IPv4 address or IPv6 /64) that sent the
+	// most, most first.
+	TopSources []SourceCount `json:"topSources,omitempty"`
+	// Sources is how many distinct sources were counted; OtherSources the
+	// failures from sources beyond the tracked bound, not attributed.
+	Sources      int    `json:"sources"`
+	OtherSources uint64 `json:"otherSources,omitempty"`
+}
+
+// SourceCount is one source's number of failed requests.
+type SourceCount struct {
+	// Source is an IPv4 address or an IPv6 /64 prefix.
+	Source string `json:"source"`
+	// Count is its number of failed requests.
+	Count uint64 `json:"count"`
 }
 
 // KubeconfigRequest is the body of POST /v1/clusters/{name}/kubeconfig.
