@@ -2,9 +2,12 @@ package cli
 
 import (
 	"fmt"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
@@ -86,31 +89,69 @@ func runAudit(cmd *cobra.Command, s Streams, o auditOptions, now time.Time) erro
 	return printAudit(s, entries)
 }
 
+// printAudit prints entries as a table. Every value is passed through
+// cell, so no name, however it was spelled, can start a line, shift a
+// column or reach the terminal as an escape sequence.
 func printAudit(s Streams, entries []apiv1.AuditEntry) error {
 	tw := newTable(s.Out)
 	if err := row(tw, "TIME", "WHO", "ROLE", "ACTION", "OBJECT", "RESULT"); err != nil {
 		return err
 	}
 	for _, e := range entries {
-		who, role, object := e.Subject, e.Role, e.Object
-		if who == "" {
+		who, role, object := cell(e.Subject), cell(e.Role), cell(e.Object)
+		if e.Subject == "" {
 			who = "(anonymous)"
 		}
-		if role == "" {
+		if e.Role == "" {
 			role = "-"
 		}
-		if object == "" {
+		if e.Summary != nil {
+			object = summaryCell(e.Summary)
+		} else if e.Object == "" {
 			object = "-"
 		}
 		result := strconv.Itoa(e.Result)
 		if e.Code != "" {
-			result += " " + e.Code
+			result += " " + cell(e.Code)
 		}
-		if err := row(tw, auditTime(e.Time), who, role, auditAction(e), object, result); err != nil {
+		if err := row(tw, cell(auditTime(e.Time)), who, role, cell(auditAction(e)), object, result); err != nil {
 			return err
 		}
 	}
 	return tw.Flush()
+}
+
+// cell is v as a table cell: as it is when every rune is printable (a
+// space is, a tab is not), otherwise quoted with strconv.Quote, which
+// escapes newlines, tabs, ESC, other control and format characters and
+// invalid UTF-8.
+func cell(v string) string {
+	if !utf8.ValidString(v) {
+		return strconv.Quote(v)
+	}
+	for _, r := range v {
+		if !unicode.IsPrint(r) {
+			return strconv.Quote(v)
+		}
+	}
+	return v
+}
+
+// summaryCell describes a summary of anonymous failures in one cell:
+// "anonymous failures on r1: 12 (bad-request 10, join-refused 2) from 3
+// sources, most from 10.0.0.9 (8)".
+func summaryCell(sum *apiv1.AnonymousSummary) string {
+	reasons := make([]string, 0, len(sum.Reasons))
+	for reason, n := range sum.Reasons {
+		reasons = append(reasons, cell(reason)+" "+strconv.FormatUint(n, 10))
+	}
+	sort.Strings(reasons)
+	out := fmt.Sprintf("anonymous failures on %s: %d (%s) from %d sources", cell(sum.Replica), sum.Total, strings.Join(reasons, ", "), sum.Sources)
+	if len(sum.TopSources) > 0 {
+		top := sum.TopSources[0]
+		out += fmt.Sprintf(", most from %s (%d)", cell(top.Source), top.Count)
+	}
+	return out
 }
 
 // auditAction is the call's method and route; a route pattern that
