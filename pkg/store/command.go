@@ -102,14 +102,16 @@ type Batch struct {
 }
 
 // AppendAudit appends one audit entry as the object (KindAudit,
-// AuditName(index)). The store keeps the newest AuditRetain entries.
+// AuditName(index)). The store then drops the oldest entries the stored
+// AuditRetention no longer keeps (the newest AuditRetain without one).
 type AppendAudit struct {
 	// Entry is the audit entry's JSON.
 	Entry json.RawMessage `json:"entry"`
 }
 
-// AuditRetain is how many audit entries the store keeps; older ones are
-// trimmed, oldest first, when a new entry is appended.
+// AuditRetain is how many audit entries the store keeps when no
+// AuditRetention is stored, or the stored one sets no MaxEntries; older
+// ones are trimmed, oldest first, when a new entry is appended.
 const AuditRetain = 100_000
 
 // AuditName is the name of the audit entry appended at a raft index: the

@@ -151,6 +151,7 @@ func (s *State) Restore(r io.Reader) error {
 	}
 	txn := iradix.New().Txn()
 	counts := map[string]int{}
+	var auditBytes int64
 	var prev []byte
 	for i := range h.Objects {
 		var o Object
@@ -167,6 +168,9 @@ func (s *State) Restore(r io.Reader) error {
 		prev = k
 		txn.Insert(k, &o)
 		counts[o.Kind]++
+		if o.Kind == KindAudit {
+			auditBytes += int64(len(o.Data))
+		}
 	}
 	dedup, order, err := readRequests(dec, h)
 	if err != nil {
@@ -188,6 +192,7 @@ func (s *State) Restore(r io.Reader) error {
 	s.kindIndex = kindIndex
 	s.kindCount = counts
 	s.dedup, s.dedupOrder, s.dedupLen = dedup, order, h.Requests
+	s.auditBytes = auditBytes
 	s.mu.Unlock()
 	s.wmu.Unlock()
 	s.notifyAll()

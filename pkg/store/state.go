@@ -29,6 +29,8 @@ type State struct {
 	dedup      *iradix.Tree
 	dedupOrder *iradix.Tree
 	dedupLen   int
+	// auditBytes is the sum of the audit entries' data sizes.
+	auditBytes int64
 
 	// watchMu guards the watch channels. Lock order: watchMu, then mu.
 	watchMu   sync.Mutex
@@ -85,6 +87,14 @@ func (s *State) Count(kind string) int {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	return s.kindCount[kind]
+}
+
+// AuditBytes returns the sum of the audit entries' data sizes, what
+// AuditRetention.MaxBytes bounds.
+func (s *State) AuditBytes() int64 {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.auditBytes
 }
 
 // LastIndex returns the index of the last log entry processed, whether or

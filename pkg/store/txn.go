@@ -26,6 +26,10 @@ type txn struct {
 	dedup      *iradix.Txn
 	dedupOrder *iradix.Txn
 	dedupLen   int
+	// auditBytes is the audit entries' data size before the transaction,
+	// auditDelta its change so far.
+	auditBytes func() int64
+	auditDelta int64
 }
 
 func (s *State) begin() *txn {
@@ -41,6 +45,7 @@ func (s *State) begin() *txn {
 		kinds:      map[string]uint64{},
 		keys:       map[string]struct{}{},
 		counts:     s.Count,
+		auditBytes: s.AuditBytes,
 	}
 }
 
@@ -63,6 +68,7 @@ func (s *State) commit(t *txn, last uint64) {
 			delete(s.kindCount, kind)
 		}
 	}
+	s.auditBytes += t.auditDelta
 	s.mu.Unlock()
 	s.notify(t.keys, t.kinds)
 }
@@ -101,11 +107,13 @@ func (t *txn) get(kind, name string) *Object {
 }
 
 // change is one checked mutation: obj stored as (kind, name), or the
-// object deleted when obj is nil. created says a put makes a new object.
+// object deleted when obj is nil. created says a put makes a new object;
+// prevSize is the data size of the object it replaces or deletes.
 type change struct {
 	kind, name string
 	obj        *Object
 	created    bool
+	prevSize   int64
 }
 
 // apply makes a checked change; it cannot fail.
@@ -120,6 +128,12 @@ func (t *txn) apply(c change) {
 		t.kindDelta[c.kind]++
 	default:
 		t.txn.Insert(k, c.obj)
+	}
+	if c.kind == KindAudit {
+		t.auditDelta -= c.prevSize
+		if c.obj != nil {
+			t.auditDelta += int64(len(c.obj.Data))
+		}
 	}
 	t.kinds[c.kind] = t.index
 	t.keys[string(k)] = struct{}{}
@@ -148,10 +162,12 @@ func (t *txn) checkPut(p Put) (change, error) {
 		CreateTime: t.time, ModifyTime: t.time,
 		Data: data,
 	}
+	c := change{kind: p.Kind, name: p.Name, obj: obj, created: cur == nil}
 	if cur != nil {
 		obj.CreateIndex, obj.CreateTime = cur.CreateIndex, cur.CreateTime
+		c.prevSize = int64(len(cur.Data))
 	}
-	return change{kind: p.Kind, name: p.Name, obj: obj, created: cur == nil}, nil
+	return c, nil
 }
 
 // checkDelete checks a delete like checkPut.
@@ -166,7 +182,7 @@ func (t *txn) checkDelete(d Delete) (change, error) {
 	if err := checkExpect(d.Kind, d.Name, cur, d.ExpectModifyIndex); err != nil {
 		return change{}, fmt.Errorf("delete: %w", err)
 	}
-	return change{kind: d.Kind, name: d.Name}, nil
+	return change{kind: d.Kind, name: d.Name, prevSize: int64(len(cur.Data))}, nil
 }
 
 // checkOp checks one batch operation like checkPut.
@@ -297,24 +313,6 @@ func (t *txn) distinctKeys(b Batch) bool {
 		seen[k] = struct{}{}
 	}
 	return true
-}
-
-// trimAudit deletes the oldest audit entries beyond AuditRetain.
-func (t *txn) trimAudit() {
-	over := t.counts(KindAudit) + t.kindDelta[KindAudit] - AuditRetain
-	if over <= 0 {
-		return
-	}
-	var oldest [][]byte
-	t.txn.Root().WalkPrefix(key(KindAudit, ""), func(k []byte, _ any) bool {
-		oldest = append(oldest, k)
-		return len(oldest) == over
-	})
-	for _, k := range oldest {
-		t.txn.Delete(k)
-		t.kindDelta[KindAudit]--
-		t.keys[string(k)] = struct{}{}
-	}
 }
 
 // compactData returns data compacted. Data decoded from a payload is one
