@@ -56,7 +56,7 @@ func (s *Server) audit(c *call, status int, code string) {
 	}
 	ctx, cancel := detached(c.r.Context())
 	defer cancel()
-	if _, err := s.apply(ctx, store.AppendAudit{Entry: entry}); err != nil {
+	if err := s.commitAudit(ctx, entry); err != nil {
 		s.log.Error("commit audit entry", "route", c.rt.pattern, "subject", c.subject(), "result", status, "err", err)
 	}
 }
@@ -74,6 +74,7 @@ func (s *Server) auditEntry(c *call, status int, code string) (json.RawMessage, 
 		PlanHash: c.planHash,
 		Result:   status,
 		Code:     code,
+		Summary:  c.summary,
 	})
 }
 
@@ -87,7 +88,7 @@ func (s *Server) applyAudited(c *call, op store.Op) (uint64, error) {
 	if err != nil {
 		return 0, fmt.Errorf("encode audit entry: %w", err)
 	}
-	res, err := s.replicate(c.r.Context(), store.Batch{Ops: []store.Op{op}, Audit: &store.AppendAudit{Entry: entry}}, c.caller(), c.clientReqID)
+	res, err := s.replicate(c.r.Context(), s.auditBatch([]store.Op{op}, entry), c.caller(), c.clientReqID)
 	if res.Replayed {
 		c.w.Header().Set(apiv1.HeaderRequestReplayed, "true")
 	}

@@ -3,8 +3,15 @@
 // client certificate, strict JSON decoding with a body limit, stable error
 // bodies, leader forwarding, leader-confirmed or stale reads, blocking
 // queries, an audit entry committed through raft for every mutating or
-// refused call, join tokens, certificate issuing, membership, snapshots,
-// /metrics and /v1/health.
+// refused call of a caller with a certificate, join tokens, certificate
+// issuing, membership, snapshots, /metrics and /v1/health.
+//
+// Requests without a certificate never reach raft unless they succeed (a
+// join): each replica rate-limits them per source (ratelimit.go), counts
+// the failed ones by reason in metrics and commits one summary of them
+// per interval through the leader (anonymous.go, summary.go). The audit
+// log's retention is stored by the leader and applied by the store
+// (retention.go).
 //
 // The server reaches raft and the store only through Backend, which
 // pkg/controller implements over pkg/raftnode. Wire types live in pkg/apiv1.

@@ -67,6 +67,9 @@ func (s *Server) forward(c *call, addr string) error {
 			c.w.Header()[k] = vs
 		}
 	}
+	if c.id == nil && resp.StatusCode >= http.StatusBadRequest {
+		s.anonymousFailed(sourceOf(c.r), c.rt, resp.StatusCode)
+	}
 	c.w.WriteHeader(resp.StatusCode)
 	if _, err := io.Copy(c.w, resp.Body); err != nil {
 		s.log.Warn("copy forwarded response", "leader", addr, "err", err)

@@ -33,6 +33,8 @@ type call struct {
 	// skipAudit is set by handlers whose call changed nothing and need no
 	// audit entry (facts and reports that did not change).
 	skipAudit bool
+	// summary is the summary of anonymous failures the call records.
+	summary *apiv1.AnonymousSummary
 }
 
 // role is the caller's role, "" when anonymous.
@@ -89,8 +91,16 @@ func (s *Server) serve(w *recorder, r *http.Request, rt *route) {
 	if !forwarded {
 		stripForwardHeaders(r)
 	}
+	// A client without a certificate is limited and counted by the replica
+	// it reached; a forwarded one was already.
+	if id == nil && !forwarded && !s.admitAnonymous(w, r, rt) {
+		return
+	}
 	if id == nil && !rt.anonymous {
 		writeError(w, newError(apiv1.CodeUnauthenticated, "a client certificate issued by the controller CA is required"))
+		if !forwarded {
+			s.anonymousFailed(sourceOf(r), rt, http.StatusUnauthorized)
+		}
 		return
 	}
 	limit := s.maxBody
@@ -160,6 +170,14 @@ func (s *Server) finish(c *call, v any, err error) {
 		}
 	} else if !c.wrote {
 		writeJSON(c.w, status, v)
+	}
+	if c.id == nil && status >= http.StatusBadRequest {
+		// A failed anonymous call is counted by the replica the client
+		// reached and summarised, never written through raft one by one.
+		if !c.forwarded {
+			s.anonymousFailed(sourceOf(c.r), c.rt, status)
+		}
+		return
 	}
 	if (c.rt.audit && !c.skipAudit) || status == http.StatusForbidden {
 		s.audit(c, status, code)

@@ -15,6 +15,11 @@ type metrics struct {
 	requests      *prometheus.CounterVec
 	latency       *prometheus.HistogramVec
 	applyDuration prometheus.Histogram
+	// anonymousFailures counts failed requests without a client
+	// certificate by reason; anonymousEvictions the sources the limiter
+	// forgot to make room.
+	anonymousFailures  *prometheus.CounterVec
+	anonymousEvictions prometheus.Counter
 }
 
 // raftStateCollector reports the replica's raft role as one gauge per state.
@@ -52,9 +57,20 @@ func newMetrics(reg *prometheus.Registry, s *Server) (*metrics, error) {
 			Help:    "Time from submitting a command to raft until it is applied on this replica.",
 			Buckets: prometheus.ExponentialBuckets(0.0005, 2, 16),
 		}),
+		anonymousFailures: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "kcore_anonymous_failures_total",
+			Help: "Failed requests without a client certificate answered by this replica, by reason (never written through raft; summarised into the audit log).",
+		}, []string{"reason"}),
+		anonymousEvictions: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "kcore_anonymous_limiter_evictions_total",
+			Help: "Sources the anonymous rate limiter forgot to make room for new ones.",
+		}),
 	}
 	collectors := []prometheus.Collector{
-		m.requests, m.latency, m.applyDuration,
+		m.requests, m.latency, m.applyDuration, m.anonymousFailures, m.anonymousEvictions,
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "kcore_anonymous_limiter_sources", Help: "Sources the anonymous rate limiter tracks.",
+		}, func() float64 { return float64(s.limiter.tracked()) }),
 		&raftStateCollector{s: s, desc: prometheus.NewDesc("kcore_raft_state",
 			"1 for the replica's current raft state, 0 for the others.", []string{"state"}, nil)},
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{

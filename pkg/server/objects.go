@@ -95,7 +95,7 @@ func mayWrite(c *call, kind string) error {
 // writableKind refuses kinds only the controller itself writes.
 func writableKind(kind string) error {
 	switch kind {
-	case apiv1.KindAudit, apiv1.KindJoinToken, apiv1.KindMember, apiv1.KindCredential:
+	case apiv1.KindAudit, apiv1.KindAuditPolicy, apiv1.KindJoinToken, apiv1.KindMember, apiv1.KindCredential:
 		return badRequest("%s objects are written by the controller, not through /v1/objects", kind)
 	}
 	return nil
@@ -187,8 +187,8 @@ func (s *Server) deleteObject(c *call) (any, error) {
 	if err := mayWrite(c, kind); err != nil {
 		return nil, err
 	}
-	if kind == apiv1.KindAudit {
-		return nil, badRequest("audit entries cannot be deleted")
+	if kind == apiv1.KindAudit || kind == apiv1.KindAuditPolicy {
+		return nil, badRequest("audit entries and their retention cannot be deleted")
 	}
 	expect, err := casParam(c)
 	if err != nil {

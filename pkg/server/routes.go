@@ -77,6 +77,7 @@ func (s *Server) routes(reg *prometheus.Registry) []*route {
 		{pattern: "GET /v1/snapshot", mode: leaderRead, handle: s.saveSnapshot},
 		{pattern: "PUT /v1/snapshot", mode: leaderWrite, audit: true, maxBody: MaxSnapshotBody, handle: s.restoreSnapshot},
 		{pattern: "GET /v1/audit", roles: readers, mode: leaderRead, handle: s.listAudit},
+		{pattern: summaryRoute, roles: []string{apiv1.RoleController}, mode: leaderWrite, audit: true, handle: s.postSummary},
 		{pattern: "POST /v1/plan", roles: readers, mode: leaderRead, handle: s.planPost},
 		{pattern: "POST /v1/apply", roles: []string{apiv1.RoleOperator}, mode: leaderWrite, audit: true, handle: s.applyPost},
 		{pattern: "POST /v1/clusters/{name}/etcd/snapshots", roles: []string{apiv1.RoleOperator}, mode: leaderWrite, audit: true, handle: s.takeEtcdSnapshot},
@@ -93,7 +94,15 @@ func (s *Server) buildMux(reg *prometheus.Registry) *http.ServeMux {
 		mux.Handle(rt.pattern, s.wrap(rt))
 	}
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		id, forwarded := identify(r)
+		anonymous := id == nil && !forwarded
+		if anonymous && !s.admitAnonymous(w, r, nil) {
+			return
+		}
 		writeError(w, notFound("no route %s %s", r.Method, r.URL.Path))
+		if anonymous {
+			s.anonymousFailed(sourceOf(r), nil, http.StatusNotFound)
+		}
 	})
 	return mux
 }

@@ -42,6 +42,10 @@ type Config struct {
 	// CertValidity is how long issued node and user certificates are valid;
 	// 0 means one year.
 	CertValidity time.Duration
+	// Anonymous limits and summarises requests without a client certificate.
+	Anonymous AnonymousConfig
+	// AuditRetention bounds the audit log by age, entries and bytes.
+	AuditRetention AuditRetention
 }
 
 // Server is the controller's HTTP API.
@@ -56,6 +60,14 @@ type Server struct {
 	forwarder *http.Client
 	metrics   *metrics
 	mux       *http.ServeMux
+
+	// limiter, anon and the summary fields deal with requests without a
+	// client certificate; retention is the audit retention as stored.
+	limiter         *sourceLimiter
+	anon            anonTracker
+	summaryInterval time.Duration
+	summaryTicks    <-chan time.Time
+	retention       []byte
 
 	seenMu   sync.Mutex
 	lastSeen map[string]time.Time
@@ -88,6 +100,14 @@ func New(cfg Config) (*Server, error) {
 	if s.validity == 0 {
 		s.validity = 365 * 24 * time.Hour
 	}
+	anon, err := cfg.Anonymous.withDefaults()
+	if err != nil {
+		return nil, fmt.Errorf("new server: %w", err)
+	}
+	s.summaryInterval, s.summaryTicks = anon.SummaryInterval, anon.SummaryTicks
+	if s.retention, err = cfg.AuditRetention.policy(); err != nil {
+		return nil, fmt.Errorf("new server: %w", err)
+	}
 	if cfg.ForwardTLS != nil {
 		s.forwarder = &http.Client{Transport: &http.Transport{
 			TLSClientConfig:     cfg.ForwardTLS,
@@ -105,6 +125,7 @@ func New(cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("new server: %w", err)
 	}
 	s.metrics = m
+	s.limiter = newSourceLimiter(anon.Rate, anon.Burst, anon.MaxSources, m.anonymousEvictions.Inc)
 	s.mux = s.buildMux(reg)
 	return s, nil
 }

@@ -112,9 +112,10 @@ func (s *State) applyOnce(tx *txn, e Entry) Result {
 }
 
 // targetOf names the objects a command writes, e.g. "put Item/a" or, for
-// a batch, its operations joined by commas (its audit entry left out: it
-// differs on every attempt). It names neither data nor conditions, which a
-// retry may legitimately change (a secret is sealed anew each time).
+// a batch, its operations joined by commas (its audit entry and a put of
+// the audit retention left out: the leader adds them to whichever attempt
+// comes first). It names neither data nor conditions, which a retry may
+// legitimately change (a secret is sealed anew each time).
 func targetOf(cmd Command) string {
 	switch cmd.Type {
 	case TypePut:
@@ -130,6 +131,7 @@ func targetOf(cmd Command) string {
 			names := make([]string, 0, len(b.Ops))
 			for _, op := range b.Ops {
 				switch {
+				case op.Put != nil && op.Put.Kind == KindAuditPolicy:
 				case op.Put != nil:
 					names = append(names, "put "+op.Put.Kind+"/"+op.Put.Name)
 				case op.Delete != nil:

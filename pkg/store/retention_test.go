@@ -158,3 +158,25 @@ func TestAuditBytesSurviveSnapshotAndBatchRollback(t *testing.T) {
 		t.Fatalf("AuditBytes after restore = %d, want %d", got, want)
 	}
 }
+
+// TestRetentionPutIsNotPartOfARequestTarget: the leader adds the
+// retention put to whichever attempt of a write comes first, so a retry
+// without it is the same request, answered as the first was.
+func TestRetentionPutIsNotPartOfARequestTarget(t *testing.T) {
+	s := New(nil)
+	withID := func(b Batch) Command {
+		c := mustCmd(t)(b.Command())
+		c.Caller, c.RequestID, c.Time = "alice", "req-1", t0.Format(time.RFC3339Nano)
+		return c
+	}
+	audit := &AppendAudit{Entry: json.RawMessage(`{}`)}
+	first := withID(Batch{Ops: []Op{putOp(KindAuditPolicy, AuditPolicyName, `{"maxEntries":5}`, nil), putOp("K", "a", `{}`, nil)}, Audit: audit})
+	retry := withID(Batch{Ops: []Op{putOp("K", "a", `{}`, nil)}, Audit: audit})
+	if r := s.Apply(1, first); r.Err != nil {
+		t.Fatal(r.Err)
+	}
+	r := s.Apply(2, retry)
+	if r.Err != nil || !r.Replayed || r.Index != 1 {
+		t.Fatalf("retry without the retention put: %+v, want the first attempt's result replayed", r)
+	}
+}

@@ -5,6 +5,7 @@
 package apiserve
 
 import (
+	"context"
 	"crypto/tls"
 	"net"
 	"net/http"
@@ -20,6 +21,8 @@ type API struct {
 	Server *server.Server
 	HTTP   *http.Server
 	Addr   string
+	// stop ends the server's summary loop.
+	stop context.CancelFunc
 }
 
 // Start serves r's API over mutual TLS on 127.0.0.1 with cfg (its Backend is
@@ -44,13 +47,16 @@ func Start(r *harness.Replica, cfg server.Config, cert tls.Certificate, ca *pki.
 	}
 	hs := srv.HTTPServer(server.ServerTLS(cert, ca.Pool()))
 	go func() { _ = hs.ServeTLS(ln, "", "") }()
-	r.Extra = &API{Server: srv, HTTP: hs, Addr: ln.Addr().String()}
+	ctx, stop := context.WithCancel(context.Background())
+	go srv.Run(ctx)
+	r.Extra = &API{Server: srv, HTTP: hs, Addr: ln.Addr().String(), stop: stop}
 	return nil
 }
 
 // Stop closes r's API server, if it runs one.
 func Stop(r *harness.Replica) {
 	if a, ok := r.Extra.(*API); ok {
+		a.stop()
 		_ = a.HTTP.Close()
 	}
 }

@@ -49,9 +49,21 @@ type env struct {
 	keyring *secrets.Keyring
 	clock   *clock
 	tlsCert tls.Certificate
+	// tweak adjusts every replica's server config; nil keeps the defaults.
+	tweak func(*server.Config)
+
+	// ticks holds each replica's summary ticker, driven by tick.
+	ticksMu sync.Mutex
+	ticks   map[string]chan time.Time
 }
 
 func newEnv(t *testing.T, replicas int) *env {
+	t.Helper()
+	return newEnvWith(t, replicas, nil)
+}
+
+// newEnvWith is newEnv with tweak applied to every replica's server config.
+func newEnvWith(t *testing.T, replicas int, tweak func(*server.Config)) *env {
 	t.Helper()
 	now := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
 	ca, err := pki.NewCA("kcore-test", time.Now(), 24*time.Hour)
@@ -78,7 +90,7 @@ func newEnv(t *testing.T, replicas int) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := &env{t: t, ca: ca, keyring: kr, clock: &clock{now: now}, tlsCert: cert}
+	e := &env{t: t, ca: ca, keyring: kr, clock: &clock{now: now}, tlsCert: cert, tweak: tweak, ticks: map[string]chan time.Time{}}
 	e.c = harness.New(t, harness.Options{Replicas: replicas, Hooks: harness.Hooks{
 		Started:  e.startAPI,
 		Stopping: apiserve.Stop,
@@ -88,12 +100,40 @@ func newEnv(t *testing.T, replicas int) *env {
 }
 
 func (e *env) startAPI(r *harness.Replica) error {
-	return apiserve.Start(r, server.Config{
+	cfg := server.Config{
 		CA:         e.ca,
 		Keyring:    e.keyring,
 		ForwardTLS: server.ClientTLS(e.tlsCert, e.ca.Pool()),
 		Now:        e.clock.Now,
-	}, e.tlsCert, e.ca)
+	}
+	if e.tweak != nil {
+		e.tweak(&cfg)
+	}
+	cfg.Anonymous.SummaryTicks = e.ticker(r.ID)
+	return apiserve.Start(r, cfg, e.tlsCert, e.ca)
+}
+
+// ticker returns replica id's summary ticker, the same across restarts.
+func (e *env) ticker(id string) chan time.Time {
+	e.ticksMu.Lock()
+	defer e.ticksMu.Unlock()
+	ch, ok := e.ticks[id]
+	if !ok {
+		ch = make(chan time.Time)
+		e.ticks[id] = ch
+	}
+	return ch
+}
+
+// tick fires r's summary ticker once. The ticker is unbuffered, so when
+// tick returns r has taken the tick; the tick before it is fully handled.
+func (e *env) tick(r *harness.Replica) {
+	e.t.Helper()
+	select {
+	case e.ticker(r.ID) <- e.clock.Now():
+	case <-time.After(harness.DefaultTimeout):
+		e.t.Fatalf("replica %s did not take its summary tick", r.ID)
+	}
 }
 
 // recordMembers writes every replica's Member object through the leader,
