@@ -27,8 +27,12 @@ func newAuditCmd(s Streams) *cobra.Command {
 		Short: "Show who changed what, when, and with which result",
 		Long: `Show the controller's audit log: every mutating call (applies, deletes, tokens,
 certificates, membership, snapshots), including refused ones, with who made it
-(certificate name and role), what it touched and the result. The log is
-replicated with the rest of the state.`,
+(certificate name and role), what it touched and the result. Failed requests
+without a client certificate (bad join tokens, garbage) are not listed one by
+one: each replica writes one summary of them per interval, shown as
+"anonymous failures on REPLICA". The log is replicated with the rest of the
+state. Values holding control characters are printed quoted, Go-style; -o json
+prints them as they are.`,
 		Example: `  kctl audit --since 1h
   kctl audit --object KubernetesCluster/lab --limit 20
   kctl audit --since 2026-11-29T08:00:00Z -o json`,

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"kcore.dev/kcore/pkg/controller"
+	"kcore.dev/kcore/pkg/server"
 	"kcore.dev/kcore/pkg/version"
 )
 
@@ -96,6 +97,13 @@ func NewController(s Streams) *cobra.Command {
 	f.DurationVar(&cfg.HealthInterval, "health-interval", 30*time.Second, "how often the leader re-checks every cluster's health (etcd quorum, API /readyz, heartbeats)")
 	f.StringVar((*string)(&cfg.RenderOptions.Profile), "render-profile", "", "kubelet settings profile of every rendered node: empty (production) or lab (cgroup v1, no QoS cgroups; see docs/lab.md)")
 	f.StringVar(&cfg.RenderOptions.KubernetesVersion, "kubernetes-version", "", "Kubernetes release new clusters run, e.g. v1.37.2 (recorded in each cluster at creation; agents with --releases-dir run it from DIR/v1.37.2/); a ClusterUpdate moves it later")
+	f.Float64Var(&cfg.Anonymous.Rate, "anonymous-rate", server.DefaultAnonymousRate, "requests per second one source address may send without a client certificate (joins), once its burst is spent; past it the API answers 429")
+	f.IntVar(&cfg.Anonymous.Burst, "anonymous-burst", server.DefaultAnonymousBurst, "requests one source address may send at once without a client certificate")
+	f.IntVar(&cfg.Anonymous.MaxSources, "anonymous-max-sources", server.DefaultAnonymousSources, "source addresses the anonymous rate limiter tracks; the least recently seen is forgotten past it")
+	f.DurationVar(&cfg.Anonymous.SummaryInterval, "anonymous-summary-interval", server.DefaultSummaryInterval, "how often each replica writes one audit entry summarising its failed requests without a client certificate (none when there were none)")
+	f.DurationVar(&cfg.AuditRetention.MaxAge, "audit-max-age", server.DefaultAuditMaxAge, "drop audit entries older than this (the leader's flag applies to every replica)")
+	f.IntVar(&cfg.AuditRetention.MaxEntries, "audit-max-entries", server.DefaultAuditMaxEntries, "keep at most this many audit entries, dropping the oldest")
+	f.Int64Var(&cfg.AuditRetention.MaxBytes, "audit-max-bytes", server.DefaultAuditMaxBytes, "keep at most this many bytes of audit entries, dropping the oldest")
 	f.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	root.AddCommand(newControllerVersionCmd(s))
 	return root

@@ -12,6 +12,7 @@ import (
 	"kcore.dev/kcore/pkg/orchestrator"
 	"kcore.dev/kcore/pkg/render"
 	"kcore.dev/kcore/pkg/rollout"
+	"kcore.dev/kcore/pkg/server"
 )
 
 // PKI file names in Config.PKIDir, as `kctl controller init` writes them.
@@ -72,6 +73,12 @@ type Config struct {
 	// NoOrchestrator runs the replica without the orchestrator, so tests of
 	// the API and of kctl can play its part by writing status themselves.
 	NoOrchestrator bool
+	// Anonymous limits and summarises API requests without a client
+	// certificate; zero fields take the server's defaults.
+	Anonymous server.AnonymousConfig
+	// AuditRetention bounds the audit log; zero fields take the server's
+	// defaults. The leader's is the one every replica trims by.
+	AuditRetention server.AuditRetention
 }
 
 // withDefaults validates the config and fills its defaults.

@@ -99,9 +99,10 @@ func Start(ctx context.Context, cfg Config) (*Controller, error) {
 		c.closeAll()
 		return nil, err
 	}
-	c.wg.Add(2)
+	c.wg.Add(3)
 	go c.serve()
 	go c.recordSelfWhenLeader()
+	go c.summarise()
 	if !cfg.NoOrchestrator {
 		c.wg.Add(1)
 		go c.orchestrate()
@@ -172,6 +173,9 @@ func (c *Controller) open(creds credentials) error {
 		ForwardTLS: c.clientTL,
 		Logger:     c.log.With("component", "api"),
 		Now:        cfg.Now,
+
+		Anonymous:      cfg.Anonymous,
+		AuditRetention: cfg.AuditRetention,
 	})
 	if err != nil {
 		return err
@@ -212,6 +216,17 @@ func (c *Controller) recordSelfWhenLeader() {
 			cancel()
 		}
 	}
+}
+
+// summarise runs the API's summaries of anonymous failures until Close.
+func (c *Controller) summarise() {
+	defer c.wg.Done()
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		<-c.stop
+		cancel()
+	}()
+	c.srv.Run(ctx)
 }
 
 // orchestrate runs the orchestrator while this replica is leader.
