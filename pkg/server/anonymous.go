@@ -22,12 +22,6 @@ const (
 	SummaryTopSources = 10
 )
 
-// anonymousReasons are the Reason* values, the only keys a summary holds.
-var anonymousReasons = []string{
-	apiv1.ReasonBadRequest, apiv1.ReasonJoinRefused, apiv1.ReasonUnauthenticated,
-	apiv1.ReasonTooLarge, apiv1.ReasonRateLimited, apiv1.ReasonOther,
-}
-
 // failureReason names why an anonymous request to rt failed with status.
 func failureReason(rt *route, status int) string {
 	switch status {

@@ -30,7 +30,7 @@ func TestFailureReasons(t *testing.T) {
 			t.Errorf("failureReason(%v, %d) = %q, want %q", tt.rt, tt.status, got, tt.want)
 		}
 		if !knownReason(got) {
-			t.Errorf("reason %q is not in anonymousReasons", got)
+			t.Errorf("reason %q is not a known reason", got)
 		}
 	}
 }

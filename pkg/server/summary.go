@@ -157,11 +157,13 @@ func checkSummary(sum apiv1.AnonymousSummary) error {
 	return nil
 }
 
+// knownReason reports whether reason is a Reason* value, the only keys a
+// summary holds.
 func knownReason(reason string) bool {
-	for _, r := range anonymousReasons {
-		if r == reason {
-			return true
-		}
+	switch reason {
+	case apiv1.ReasonBadRequest, apiv1.ReasonJoinRefused, apiv1.ReasonUnauthenticated,
+		apiv1.ReasonTooLarge, apiv1.ReasonRateLimited, apiv1.ReasonOther:
+		return true
 	}
 	return false
 }
