@@ -70,6 +70,12 @@ type Config struct {
 	// KubeDialer replaces the orchestrator's Kubernetes API client
 	// (finalize, drain, node removal); nil means the real one.
 	KubeDialer orchestrator.KubeDialer
+	// RaftLimits bound the raft port's inbound connections (handshake and
+	// idle deadlines, connection caps); zero fields take the defaults.
+	RaftLimits RaftLimits
+	// APILimits bound the API's connections and request reads; zero fields
+	// take the defaults.
+	APILimits server.Limits
 	// NoOrchestrator runs the replica without the orchestrator, so tests of
 	// the API and of kctl can play its part by writing status themselves.
 	NoOrchestrator bool

@@ -158,7 +158,7 @@ func (c *Controller) open(creds credentials) error {
 		Logger:       c.log,
 		RaftLogLevel: slog.LevelWarn,
 		FastTimeouts: cfg.FastTimeouts,
-		StreamLayer:  NewTLSStreamLayer(raftLn, advAddr, creds.cert, pool),
+		StreamLayer:  NewTLSStreamLayer(raftLn, advAddr, creds.cert, pool, cfg.RaftLimits, c.log.With("component", "raft-transport")),
 	})
 	if err != nil {
 		raftLn.Close()
@@ -173,6 +173,7 @@ func (c *Controller) open(creds credentials) error {
 		ForwardTLS: c.clientTL,
 		Logger:     c.log.With("component", "api"),
 		Now:        cfg.Now,
+		Limits:     cfg.APILimits,
 
 		Anonymous:      cfg.Anonymous,
 		AuditRetention: cfg.AuditRetention,
@@ -188,7 +189,7 @@ func (c *Controller) open(creds credentials) error {
 
 func (c *Controller) serve() {
 	defer c.wg.Done()
-	if err := c.http.ServeTLS(c.httpLn, "", ""); err != nil && !errors.Is(err, http.ErrServerClosed) {
+	if err := c.http.ServeTLS(c.srv.Listener(c.httpLn), "", ""); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		c.errCh <- fmt.Errorf("serve api: %w", err)
 	}
 }

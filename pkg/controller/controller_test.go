@@ -206,7 +206,7 @@ func TestRaftRefusesForeignPeer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := NewTLSStreamLayer(ln, nil, issue(apiv1.RoleController), ca.Pool())
+	srv := NewTLSStreamLayer(ln, nil, issue(apiv1.RoleController), ca.Pool(), RaftLimits{}, nil)
 	defer srv.Close()
 	go func() {
 		for {
@@ -237,7 +237,7 @@ func TestRaftRefusesForeignPeer(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			cli := NewTLSStreamLayer(ln2, nil, issue(tt.role), ca.Pool())
+			cli := NewTLSStreamLayer(ln2, nil, issue(tt.role), ca.Pool(), RaftLimits{}, nil)
 			defer cli.Close()
 			c, err := cli.Dial(raftAddr(srv.Addr()), 5*time.Second)
 			if err == nil {

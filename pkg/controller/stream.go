@@ -5,6 +5,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"time"
 
@@ -23,7 +24,10 @@ var errNotController = errors.New("raft peer certificate is not role controller"
 type TLSStreamLayer struct {
 	ln        net.Listener
 	advertise net.Addr
+	server    *tls.Config
 	client    *tls.Config
+	lim       RaftLimits
+	log       *slog.Logger
 }
 
 // requireController checks the verified peer certificate's role.
@@ -38,9 +42,11 @@ func requireController(cs tls.ConnectionState) error {
 	return nil
 }
 
-// NewTLSStreamLayer accepts raft connections on l and dials peers with
-// cert, trusting only ca. advertise is the address peers dial (nil: l's).
-func NewTLSStreamLayer(l net.Listener, advertise net.Addr, cert tls.Certificate, ca *x509.CertPool) *TLSStreamLayer {
+// NewTLSStreamLayer accepts raft connections on l within lim and dials
+// peers with cert, trusting only ca. advertise is the address peers dial
+// (nil: l's). Refused and cut connections are logged to log at debug level
+// (nil discards).
+func NewTLSStreamLayer(l net.Listener, advertise net.Addr, cert tls.Certificate, ca *x509.CertPool, lim RaftLimits, log *slog.Logger) *TLSStreamLayer {
 	if advertise == nil {
 		advertise = l.Addr()
 	}
@@ -57,11 +63,25 @@ func NewTLSStreamLayer(l net.Listener, advertise net.Addr, cert tls.Certificate,
 		RootCAs:          ca,
 		VerifyConnection: requireController,
 	}
-	return &TLSStreamLayer{ln: tls.NewListener(l, srv), advertise: advertise, client: cli}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	lim = lim.withDefaults()
+	return &TLSStreamLayer{
+		ln: lim.listener(l, log), advertise: advertise, server: srv, client: cli, lim: lim, log: log,
+	}
 }
 
-// Accept waits for the next raft connection.
-func (s *TLSStreamLayer) Accept() (net.Conn, error) { return s.ln.Accept() }
+// Accept waits for the next raft connection within the limits. Its TLS
+// handshake runs on first use, in the transport's goroutine for the
+// connection, bounded by the handshake timeout.
+func (s *TLSStreamLayer) Accept() (net.Conn, error) {
+	c, err := s.ln.Accept()
+	if err != nil {
+		return nil, err
+	}
+	return &guardedConn{Conn: tls.Server(c, s.server), lim: s.lim, log: s.log}, nil
+}
 
 // Close stops accepting.
 func (s *TLSStreamLayer) Close() error { return s.ln.Close() }

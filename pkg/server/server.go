@@ -39,6 +39,9 @@ type Config struct {
 	// Registry receives the server's metrics and is what /metrics serves;
 	// nil means a new registry of the server's own.
 	Registry *prometheus.Registry
+	// Limits bound the API's connections and request reads; zero fields
+	// take the defaults.
+	Limits Limits
 	// CertValidity is how long issued node and user certificates are valid;
 	// 0 means one year.
 	CertValidity time.Duration
@@ -60,6 +63,7 @@ type Server struct {
 	forwarder *http.Client
 	metrics   *metrics
 	mux       *http.ServeMux
+	limits    Limits
 
 	// limiter, anon and the summary fields deal with requests without a
 	// client certificate; retention is the audit retention as stored.
@@ -86,6 +90,7 @@ func New(cfg Config) (*Server, error) {
 		now:      cfg.Now,
 		maxBody:  cfg.MaxBody,
 		validity: cfg.CertValidity,
+		limits:   cfg.Limits.withDefaults(),
 		lastSeen: map[string]time.Time{},
 	}
 	if s.log == nil {
@@ -133,16 +138,18 @@ func New(cfg Config) (*Server, error) {
 // Handler returns the API's HTTP handler.
 func (s *Server) Handler() http.Handler { return s.mux }
 
-// HTTPServer returns an http.Server for the handler with the API's timeouts.
-// The write timeout leaves room for the longest blocking query.
+// HTTPServer returns an http.Server for the handler with the API's limits:
+// header and idle timeouts, and a body read deadline set per request (short
+// for anonymous callers). The write timeout leaves room for the longest
+// blocking query. Serve it on Listener's bounded listener.
 func (s *Server) HTTPServer(tlsConfig *tls.Config) *http.Server {
 	return &http.Server{
-		Handler:           s.mux,
+		Handler:           s.withBodyDeadline(s.mux),
 		TLSConfig:         tlsConfig,
-		ReadHeaderTimeout: 10 * time.Second,
-		ReadTimeout:       5 * time.Minute,
+		ReadHeaderTimeout: s.limits.ReadHeaderTimeout,
+		ReadTimeout:       s.limits.BodyTimeout,
 		WriteTimeout:      apiv1.MaxWait + time.Minute,
-		IdleTimeout:       2 * time.Minute,
+		IdleTimeout:       s.limits.IdleTimeout,
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
 	}

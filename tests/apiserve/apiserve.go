@@ -26,7 +26,8 @@ type API struct {
 }
 
 // Start serves r's API over mutual TLS on 127.0.0.1 with cfg (its Backend is
-// set to r's node) and cert from ca. A restarted replica gets the address it
+// set to r's node) and cert from ca, within cfg.Limits as kcore-controller
+// serves it. A restarted replica gets the address it
 // had before, so clients that know it still reach it.
 func Start(r *harness.Replica, cfg server.Config, cert tls.Certificate, ca *pki.CA) error {
 	cfg.Backend = controller.NewBackend(r.Node())
@@ -46,7 +47,7 @@ func Start(r *harness.Replica, cfg server.Config, cert tls.Certificate, ca *pki.
 		return err
 	}
 	hs := srv.HTTPServer(server.ServerTLS(cert, ca.Pool()))
-	go func() { _ = hs.ServeTLS(ln, "", "") }()
+	go func() { _ = hs.ServeTLS(srv.Listener(ln), "", "") }()
 	ctx, stop := context.WithCancel(context.Background())
 	go srv.Run(ctx)
 	r.Extra = &API{Server: srv, HTTP: hs, Addr: ln.Addr().String(), stop: stop}

@@ -128,7 +128,7 @@ func flood(ctx context.Context, c *http.Client, url string, from, to int) error 
 // them reached raft: the log's last index is unchanged and every audit
 // entry from before the flood is still there. They are counted by reason.
 func TestAnonymousFloodWritesNothing(t *testing.T) {
-	e := newEnvWith(t, 1, floodLimits)
+	e := newEnvWith(t, 1, envOptions{tweak: floodLimits})
 	l := e.leader()
 	admin := e.client(apiv1.RoleClusterAdmin, "alice")
 	want(t, e.call(admin, l, http.MethodPut, apiv1.ObjectPath(api.KindKubernetesCluster, "c1"), clusterJSON("c1")), http.StatusOK, "")
@@ -191,7 +191,7 @@ func (e *env) summaries() []apiv1.AuditEntry {
 // summarised in one audit entry when the summary interval passes, and that
 // an interval with nothing to summarise commits nothing.
 func TestAnonymousSummaryAfterInterval(t *testing.T) {
-	e := newEnvWith(t, 1, func(cfg *server.Config) { cfg.Anonymous.SummaryInterval = 24 * time.Hour })
+	e := newEnvWith(t, 1, envOptions{tweak: func(cfg *server.Config) { cfg.Anonymous.SummaryInterval = 24 * time.Hour }})
 	lr := e.c.WaitLeader()
 	l := apiserve.Of(lr)
 	anon := e.anonClient(1, "")
@@ -271,10 +271,10 @@ func TestFollowerRefusalsAudited(t *testing.T) {
 // certificates are not affected, and tokens come back with time.
 func TestAnonymousRateLimit(t *testing.T) {
 	const burst = 5
-	e := newEnvWith(t, 1, func(cfg *server.Config) {
+	e := newEnvWith(t, 1, envOptions{tweak: func(cfg *server.Config) {
 		cfg.Anonymous.Rate = 1
 		cfg.Anonymous.Burst = burst
-	})
+	}})
 	l := e.leader()
 	// The term's first leader-confirmed read writes a raft barrier: do it
 	// before the index is taken.

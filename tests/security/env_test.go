@@ -16,7 +16,9 @@ import (
 	"time"
 
 	"kcore.dev/kcore/pkg/apiv1"
+	"kcore.dev/kcore/pkg/controller"
 	"kcore.dev/kcore/pkg/pki"
+	"kcore.dev/kcore/pkg/raftnode"
 	"kcore.dev/kcore/pkg/secrets"
 	"kcore.dev/kcore/pkg/server"
 	"kcore.dev/kcore/tests/apiserve"
@@ -49,21 +51,30 @@ type env struct {
 	keyring *secrets.Keyring
 	clock   *clock
 	tlsCert tls.Certificate
-	// tweak adjusts every replica's server config; nil keeps the defaults.
-	tweak func(*server.Config)
-
 	// ticks holds each replica's summary ticker, driven by tick.
 	ticksMu sync.Mutex
 	ticks   map[string]chan time.Time
+	opts    envOptions
+}
+
+// envOptions change how newEnvWith builds replicas.
+type envOptions struct {
+	// limits are every replica's API limits.
+	limits server.Limits
+	// raftTLS carries raft over the controller's TLS stream layer with
+	// these limits instead of plain TCP.
+	raftTLS *controller.RaftLimits
+	// tweak adjusts every replica's server config; nil keeps the defaults.
+	tweak func(*server.Config)
 }
 
 func newEnv(t *testing.T, replicas int) *env {
 	t.Helper()
-	return newEnvWith(t, replicas, nil)
+	return newEnvWith(t, replicas, envOptions{})
 }
 
-// newEnvWith is newEnv with tweak applied to every replica's server config.
-func newEnvWith(t *testing.T, replicas int, tweak func(*server.Config)) *env {
+// newEnvWith is newEnv with opts applied to every replica.
+func newEnvWith(t *testing.T, replicas int, opts envOptions) *env {
 	t.Helper()
 	now := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
 	ca, err := pki.NewCA("kcore-test", time.Now(), 24*time.Hour)
@@ -90,11 +101,15 @@ func newEnvWith(t *testing.T, replicas int, tweak func(*server.Config)) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := &env{t: t, ca: ca, keyring: kr, clock: &clock{now: now}, tlsCert: cert, tweak: tweak, ticks: map[string]chan time.Time{}}
-	e.c = harness.New(t, harness.Options{Replicas: replicas, Hooks: harness.Hooks{
-		Started:  e.startAPI,
-		Stopping: apiserve.Stop,
-	}})
+	e := &env{t: t, ca: ca, keyring: kr, clock: &clock{now: now}, tlsCert: cert, opts: opts, ticks: map[string]chan time.Time{}}
+	hooks := harness.Hooks{Started: e.startAPI, Stopping: apiserve.Stop}
+	if opts.raftTLS != nil {
+		hooks.Configure = func(_ *harness.Replica, cfg *raftnode.Config) {
+			tcp := cfg.StreamLayer.(*raftnode.TCPStreamLayer)
+			cfg.StreamLayer = controller.NewTLSStreamLayer(tcp.Listener, nil, cert, ca.Pool(), *opts.raftTLS, nil)
+		}
+	}
+	e.c = harness.New(t, harness.Options{Replicas: replicas, Hooks: hooks})
 	e.recordMembers()
 	return e
 }
@@ -105,9 +120,10 @@ func (e *env) startAPI(r *harness.Replica) error {
 		Keyring:    e.keyring,
 		ForwardTLS: server.ClientTLS(e.tlsCert, e.ca.Pool()),
 		Now:        e.clock.Now,
+		Limits:     e.opts.limits,
 	}
-	if e.tweak != nil {
-		e.tweak(&cfg)
+	if e.opts.tweak != nil {
+		e.opts.tweak(&cfg)
 	}
 	cfg.Anonymous.SummaryTicks = e.ticker(r.ID)
 	return apiserve.Start(r, cfg, e.tlsCert, e.ca)

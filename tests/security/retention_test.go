@@ -20,9 +20,9 @@ func TestAuditRetention(t *testing.T) {
 		maxEntries = 3
 		maxAge     = time.Hour
 	)
-	e := newEnvWith(t, 3, func(cfg *server.Config) {
+	e := newEnvWith(t, 3, envOptions{tweak: func(cfg *server.Config) {
 		cfg.AuditRetention = server.AuditRetention{MaxEntries: maxEntries, MaxAge: maxAge}
-	})
+	}})
 	l := e.leader()
 	admin := e.client(apiv1.RoleClusterAdmin, "alice")
 	put := func(name string) {
