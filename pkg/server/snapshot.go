@@ -25,13 +25,11 @@ func (s *Server) saveSnapshot(c *call) (any, error) {
 	return nil, nil
 }
 
-// restoreSnapshot replaces the replicated state with the request body.
+// restoreSnapshot replaces the replicated state with the request body,
+// which the backend reads as a stream and refuses as soon as it is not a
+// snapshot.
 func (s *Server) restoreSnapshot(c *call) (any, error) {
-	var buf bytes.Buffer
-	if _, err := buf.ReadFrom(c.r.Body); err != nil {
-		return nil, err
-	}
-	if err := s.backend.Restore(c.r.Context(), &buf); err != nil {
+	if err := s.backend.Restore(c.r.Context(), c.r.Body); err != nil {
 		return nil, fmt.Errorf("restore snapshot: %w", err)
 	}
 	return apiv1.WriteResponse{Index: s.backend.State().LastIndex()}, nil
