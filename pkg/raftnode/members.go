@@ -3,6 +3,7 @@ package raftnode
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/hashicorp/raft"
 )
@@ -68,8 +69,16 @@ func (n *Node) AddVoter(ctx context.Context, id, addr string) error {
 	return nil
 }
 
-// RemoveServer removes a member. Leader only. It refuses with
-// ErrQuorumLoss:
+// HandOverTimeout bounds how long RemoveServer waits for another replica
+// to lead after this one handed leadership over.
+const HandOverTimeout = 10 * time.Second
+
+// RemoveServer removes a member. Leader only. Removing the leader itself
+// first hands leadership over to another voter (raft's leadership
+// transfer) and returns an ErrNotLeader naming the new leader, which then
+// removes it: a leader that removed itself would leave the others without
+// one until an election timeout passed, and its own removal could not be
+// recorded. It refuses with ErrQuorumLoss:
 //   - removing the last voter;
 //   - removing a voter when the voters left would have fewer healthy
 //     members than their own quorum (floor(v/2)+1).
@@ -90,6 +99,9 @@ func (n *Node) RemoveServer(ctx context.Context, id string) error {
 	conf := f.Configuration()
 	if err := n.checkRemoval(conf, raft.ServerID(id)); err != nil {
 		return fmt.Errorf("remove server %s: %w", id, err)
+	}
+	if id == n.cfg.ID {
+		return n.handOver(ctx)
 	}
 	rf := n.raft.RemoveServer(raft.ServerID(id), f.Index(), n.timeout(ctx))
 	if err := n.wait(ctx, rf); err != nil {
@@ -133,4 +145,28 @@ func (n *Node) checkRemoval(conf raft.Configuration, id raft.ServerID) error {
 			len(rest), healthy, quorum, ErrQuorumLoss)
 	}
 	return nil
+}
+
+// handOver transfers leadership to another voter and waits, at most
+// HandOverTimeout, until this replica follows a new leader; it returns an
+// ErrNotLeader naming it.
+func (n *Node) handOver(ctx context.Context) error {
+	if err := n.wait(ctx, n.raft.LeadershipTransfer()); err != nil {
+		return n.mapErr("hand leadership over", err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, HandOverTimeout)
+	defer cancel()
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		if id, addr := n.Leader(); id != "" && id != n.cfg.ID {
+			n.log.Info("handed leadership over before removing this replica", "leader", id)
+			return &ErrNotLeader{LeaderID: id, LeaderAddr: addr}
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("hand leadership over: wait for a new leader: %w", ctx.Err())
+		case <-tick.C:
+		}
+	}
 }

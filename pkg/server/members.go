@@ -79,7 +79,11 @@ func (s *Server) RecordMember(ctx context.Context, id, raftAddr, httpAddr string
 
 func (s *Server) removeMember(c *call) (any, error) {
 	id := c.r.PathValue("id")
-	if err := s.backend.RemoveServer(c.r.Context(), id); err != nil {
+	err := s.backend.RemoveServer(c.r.Context(), id)
+	if errors.Is(err, ErrNotLeader) && id == s.backend.ID() {
+		return s.forwardRemoval(c, err)
+	}
+	if err != nil {
 		return nil, fmt.Errorf("remove member %s: %w", id, err)
 	}
 	idx, err := s.apply(c.r.Context(), store.Delete{Kind: apiv1.KindMember, Name: id})
@@ -87,4 +91,22 @@ func (s *Server) removeMember(c *call) (any, error) {
 		return nil, err
 	}
 	return apiv1.WriteResponse{Index: idx}, nil
+}
+
+// forwardRemoval passes the removal of this replica on to the leader: the
+// backend handed leadership over (cause) so that the cluster keeps one,
+// and the new leader removes this replica, records it, audits the call
+// and answers. The hop is allowed for a call that was forwarded here too:
+// the new leader removes another replica than itself, so it does not
+// forward again.
+func (s *Server) forwardRemoval(c *call, cause error) (any, error) {
+	addr := s.leaderHTTP()
+	if s.forwarder == nil || addr == "" {
+		return nil, s.noLeader(cause)
+	}
+	if err := s.forward(c, addr); err != nil {
+		return nil, s.noLeader(err)
+	}
+	c.wrote, c.skipAudit = true, true
+	return nil, nil
 }
