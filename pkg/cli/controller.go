@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"kcore.dev/kcore/pkg/controller"
 	"kcore.dev/kcore/pkg/server"
@@ -105,6 +106,7 @@ func NewController(s Streams) *cobra.Command {
 	f.IntVar(&cfg.AuditRetention.MaxEntries, "audit-max-entries", server.DefaultAuditMaxEntries, "keep at most this many audit entries, dropping the oldest")
 	f.Int64Var(&cfg.AuditRetention.MaxBytes, "audit-max-bytes", server.DefaultAuditMaxBytes, "keep at most this many bytes of audit entries, dropping the oldest")
 	f.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn or error")
+	addLimitFlags(f, &cfg)
 	root.AddCommand(newControllerVersionCmd(s))
 	return root
 }
@@ -127,4 +129,18 @@ func parseControllerLogLevel(s string) (slog.Level, error) {
 		return 0, fmt.Errorf("parse --log-level %q: want debug, info, warn or error", s)
 	}
 	return l, nil
+}
+
+// addLimitFlags adds the flags of the API's and the raft port's connection
+// and read bounds (docs/controller.md, "Connection and resource limits").
+func addLimitFlags(f *pflag.FlagSet, cfg *controller.Config) {
+	a, r := &cfg.APILimits, &cfg.RaftLimits
+	f.IntVar(&a.MaxConns, "max-conns", server.DefaultMaxConns, "API connections held at once; past it new ones are closed at once")
+	f.IntVar(&a.MaxConnsPerSource, "max-conns-per-source", server.DefaultMaxConnsPerSource, "API connections held at once from one source IP")
+	f.DurationVar(&a.BodyTimeout, "body-timeout", server.DefaultBodyTimeout, "how long the API reads a request body from a caller with a client certificate")
+	f.DurationVar(&a.AnonymousBodyTimeout, "anonymous-body-timeout", server.DefaultAnonymousBodyTimeout, "how long the API reads a request body from a caller without one")
+	f.IntVar(&r.MaxConns, "raft-max-conns", controller.DefaultRaftMaxConns, "inbound raft connections held at once")
+	f.IntVar(&r.MaxConnsPerSource, "raft-max-conns-per-source", controller.DefaultRaftMaxConnsPerSource, "inbound raft connections held at once from one source IP")
+	f.DurationVar(&r.HandshakeTimeout, "raft-handshake-timeout", controller.DefaultRaftHandshakeTimeout, "how long an inbound raft connection may take to finish its TLS handshake")
+	f.DurationVar(&r.IdleTimeout, "raft-idle-timeout", controller.DefaultRaftIdleTimeout, "how long an inbound raft connection may stay silent after its handshake before its first RPC")
 }

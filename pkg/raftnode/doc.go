@@ -6,6 +6,7 @@
 // A Node stamps commands (time, id, schema) on the leader before
 // replicating them, reports the leader to callers that wrote to a follower
 // (ErrNotLeader), manages membership with a quorum-safety check on removal
-// (ErrQuorumLoss), and takes and restores user snapshots. Raft's own
-// logging is routed to the injected slog.Logger.
+// (ErrQuorumLoss) and a leadership hand-over before the leader's own
+// removal, and takes user snapshots and restores them as a bounded
+// stream. Raft's own logging is routed to the injected slog.Logger.
 package raftnode
