@@ -182,6 +182,7 @@ func (c *Controller) open(creds credentials) error {
 		return err
 	}
 	c.http = c.srv.HTTPServer(server.ServerTLS(creds.cert, pool))
+	warnFDLimit(c.log, c.srv.Limits(), cfg.RaftLimits.withDefaults())
 	c.log.Info("controller replica started", "id", id, "api", c.httpAddr, "raft", c.node.Addr(),
 		"bootstrap", cfg.Bootstrap, "join", cfg.Join)
 	return nil

@@ -67,6 +67,9 @@ func (l Limits) withDefaults() Limits {
 	return l
 }
 
+// Limits returns the server's limits, defaults filled in.
+func (s *Server) Limits() Limits { return s.limits }
+
 // Listener bounds ln by the connection caps of the server's Limits; serve
 // the API on what it returns.
 func (s *Server) Listener(ln net.Listener) net.Listener {
