@@ -39,7 +39,7 @@ func validateMembers(v *collector, s *ClusterSpec) {
 	check := func(list string, nodes []ClusterNode) {
 		for i, n := range nodes {
 			p := index(list, i)
-			if checkName(v, p+".nodeId", n.NodeID) {
+			if checkNodeID(v, p+".nodeId", n.NodeID) {
 				if prev, ok := seenID[n.NodeID]; ok {
 					v.errorf(p+".nodeId", "duplicate node id %q (also %s)", n.NodeID, prev)
 				} else {

@@ -42,7 +42,7 @@ func (u *ClusterUpdate) Validate() Issues {
 	seen := map[string]bool{}
 	for i, n := range s.Nodes {
 		p := index("spec.nodes", i)
-		if checkName(v, p, n) && seen[n] {
+		if checkNodeID(v, p, n) && seen[n] {
 			v.errorf(p, "duplicate node id %q", n)
 		}
 		seen[n] = true

@@ -34,6 +34,13 @@ const (
 	// KindAuditPolicy holds the audit log's retention (one object, written
 	// by the leader from its flags; store.AuditRetention).
 	KindAuditPolicy = "AuditPolicy"
+	// KindRevocation records a revoked certificate by its serial (lowercase
+	// hex); every replica refuses a TLS handshake with a revoked certificate.
+	KindRevocation = "Revocation"
+	// KindNodeIdentity records that a node id holds a certificate (name =
+	// node id); joins, re-keys and renewals change it with a CAS, so they
+	// are serialized per node.
+	KindNodeIdentity = "NodeIdentity"
 )
 
 // HTTP headers, query parameters and content types of the API.
@@ -92,6 +99,13 @@ const (
 	// life is kept short.
 	MinKubeconfigTTL = 5 * time.Minute
 	MaxKubeconfigTTL = 7 * 24 * time.Hour
+	// MinTokenTTL is the shortest join token lifetime the controller accepts.
+	MinTokenTTL = time.Minute
+	// MaxTokenTTL is the longest join token lifetime the controller accepts.
+	MaxTokenTTL = 7 * 24 * time.Hour
+	// DefaultNodeCertValidity is how long a node certificate is valid unless
+	// the controller is told otherwise; agents renew at two thirds of it.
+	DefaultNodeCertValidity = 24 * time.Hour
 )
 
 // Route paths (prefixes for routes with path parameters).
@@ -106,6 +120,8 @@ const (
 	PathMembers  = "/v1/members"
 	PathSnapshot = "/v1/snapshot"
 	PathAudit    = "/v1/audit"
+	// PathRevocations is POST: revoke a certificate by serial.
+	PathRevocations = "/v1/revocations"
 	// PathAuditSummaries is where a follower hands the leader its summary
 	// of anonymous failures (role controller only).
 	PathAuditSummaries = "/v1/audit/summaries"
@@ -119,7 +135,8 @@ func ObjectPath(kind, name string) string {
 	return PathObjects + kind + "/" + name
 }
 
-// NodePath returns /v1/nodes/{id}/{what} (what: state, facts, heartbeat, report).
+// NodePath returns /v1/nodes/{id}/{what} (what: state, facts, heartbeat,
+// report, renew).
 func NodePath(id, what string) string {
 	return PathNodes + id + "/" + what
 }

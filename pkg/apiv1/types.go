@@ -117,7 +117,14 @@ type JoinResponse struct {
 
 // TokenRequest is POST /v1/tokens.
 type TokenRequest struct {
-	// TTL is a Go duration (e.g. 24h); empty means DefaultTokenTTL.
+	// NodeID is the one node id the token may register. Required.
+	NodeID string `json:"nodeId"`
+	// Rekey makes a token that re-keys an already registered node: joining
+	// with it revokes every earlier certificate of the node. Without it the
+	// token only registers a node that is not registered yet.
+	Rekey bool `json:"rekey,omitempty"`
+	// TTL is a Go duration (e.g. 24h) between MinTokenTTL and MaxTokenTTL;
+	// empty means DefaultTokenTTL.
 	TTL string `json:"ttl,omitempty"`
 }
 
@@ -127,6 +134,30 @@ type TokenResponse struct {
 	Token string `json:"token"`
 	// Expires is when it stops working, RFC 3339.
 	Expires string `json:"expires"`
+	// NodeID is the node id the token is bound to.
+	NodeID string `json:"nodeId"`
+	// Rekey is set on a re-key token.
+	Rekey bool `json:"rekey,omitempty"`
+}
+
+// RevokeRequest is POST /v1/revocations: revoke one issued certificate.
+type RevokeRequest struct {
+	// Serial is the certificate's serial number in hex (as `openssl x509
+	// -serial` or the Credential records show it; case and colons ignored).
+	Serial string `json:"serial"`
+}
+
+// RevokeResponse answers POST /v1/revocations.
+type RevokeResponse struct {
+	// Serial is the revoked serial, normalized to lowercase hex.
+	Serial string `json:"serial"`
+	// Subject is the revoked certificate's CommonName.
+	Subject string `json:"subject"`
+	// Role is the revoked certificate's role.
+	Role string `json:"role"`
+	// NotAfter is when the certificate expires anyway (RFC 3339); the
+	// revocation is dropped after it.
+	NotAfter string `json:"notAfter"`
 }
 
 // CertRequest is POST /v1/certs: a certificate for a person.

@@ -85,7 +85,18 @@ type Config struct {
 	// AuditRetention bounds the audit log; zero fields take the server's
 	// defaults. The leader's is the one every replica trims by.
 	AuditRetention server.AuditRetention
+	// NodeCertValidity is how long node certificates are valid, between
+	// MinNodeCertValidity and MaxNodeCertValidity; 0 means
+	// apiv1.DefaultNodeCertValidity. Agents renew at two thirds of it.
+	NodeCertValidity time.Duration
 }
+
+// Bounds of Config.NodeCertValidity: short enough to renew often, long
+// enough that an agent can ride out a controller outage.
+const (
+	MinNodeCertValidity = 10 * time.Minute
+	MaxNodeCertValidity = 90 * 24 * time.Hour
+)
 
 // withDefaults validates the config and fills its defaults.
 func (c Config) withDefaults() (Config, error) {
@@ -103,6 +114,9 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if v := c.RenderOptions.KubernetesVersion; v != "" && rollout.Release(v) != v {
 		return c, fmt.Errorf("config: --kubernetes-version %q: want a release like v1.37.2", v)
+	}
+	if v := c.NodeCertValidity; v != 0 && (v < MinNodeCertValidity || v > MaxNodeCertValidity) {
+		return c, fmt.Errorf("config: --node-cert-validity %s: want %s to %s", v, MinNodeCertValidity, MaxNodeCertValidity)
 	}
 	if c.EncryptionKeyFile == "" {
 		c.EncryptionKeyFile = filepath.Join(c.PKIDir, FileEncryptionKey)

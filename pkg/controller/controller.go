@@ -177,11 +177,13 @@ func (c *Controller) open(creds credentials) error {
 
 		Anonymous:      cfg.Anonymous,
 		AuditRetention: cfg.AuditRetention,
+
+		NodeCertValidity: cfg.NodeCertValidity,
 	})
 	if err != nil {
 		return err
 	}
-	c.http = c.srv.HTTPServer(server.ServerTLS(creds.cert, pool))
+	c.http = c.srv.HTTPServer(c.srv.ServerTLS(creds.cert, pool))
 	warnFDLimit(c.log, c.srv.Limits(), cfg.RaftLimits.withDefaults())
 	c.log.Info("controller replica started", "id", id, "api", c.httpAddr, "raft", c.node.Addr(),
 		"bootstrap", cfg.Bootstrap, "join", cfg.Join)

@@ -56,6 +56,7 @@ func (s *Server) forward(c *call, addr string) error {
 	if c.id != nil {
 		out.Header.Set(headerForwardSubject, c.id.Subject)
 		out.Header.Set(headerForwardRole, c.id.Role)
+		out.Header.Set(headerForwardSerial, c.id.Serial)
 	}
 	resp, err := s.forwarder.Do(out)
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 const (
 	headerForwardSubject = "X-Kcore-Forwarded-Subject"
 	headerForwardRole    = "X-Kcore-Forwarded-Role"
+	headerForwardSerial  = "X-Kcore-Forwarded-Serial"
 )
 
 // Identity is who made a request.
@@ -22,6 +23,9 @@ type Identity struct {
 	Role string
 	// Via is the controller replica that forwarded the request, if any.
 	Via string
+	// Serial is the certificate's serial (lowercase hex), checked against
+	// the revocations on every request.
+	Serial string
 }
 
 // knownRole reports whether role is one the API grants anything to.
@@ -42,7 +46,7 @@ func identify(r *http.Request) (id *Identity, forwarded bool) {
 		return nil, false
 	}
 	cert := r.TLS.VerifiedChains[0][0]
-	peer := &Identity{Subject: cert.Subject.CommonName}
+	peer := &Identity{Subject: cert.Subject.CommonName, Serial: serialText(cert.SerialNumber)}
 	if len(cert.Subject.Organization) > 0 {
 		peer.Role = cert.Subject.Organization[0]
 	}
@@ -53,7 +57,7 @@ func identify(r *http.Request) (id *Identity, forwarded bool) {
 	if role == "" {
 		return nil, true
 	}
-	return &Identity{Subject: r.Header.Get(headerForwardSubject), Role: role, Via: peer.Subject}, true
+	return &Identity{Subject: r.Header.Get(headerForwardSubject), Role: role, Via: peer.Subject, Serial: r.Header.Get(headerForwardSerial)}, true
 }
 
 // stripForwardHeaders removes forwarding headers a caller may have forged.
@@ -61,4 +65,5 @@ func stripForwardHeaders(r *http.Request) {
 	r.Header.Del(apiv1.HeaderForwarded)
 	r.Header.Del(headerForwardSubject)
 	r.Header.Del(headerForwardRole)
+	r.Header.Del(headerForwardSerial)
 }

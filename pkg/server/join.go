@@ -1,7 +1,6 @@
 package server
 
 import (
-	"context"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
@@ -11,8 +10,8 @@ import (
 	"fmt"
 	"time"
 
+	"kcore.dev/kcore/pkg/api"
 	"kcore.dev/kcore/pkg/apiv1"
-	"kcore.dev/kcore/pkg/pki"
 	"kcore.dev/kcore/pkg/store"
 )
 
@@ -21,6 +20,11 @@ import (
 type tokenRecord struct {
 	Expires   string `json:"expires"`
 	CreatedBy string `json:"createdBy"`
+	// NodeID is the one node id the token registers.
+	NodeID string `json:"nodeId"`
+	// Rekey lets the token re-key a registered node (revoking its earlier
+	// certificates); without it the token registers only a new node.
+	Rekey bool `json:"rekey,omitempty"`
 }
 
 func tokenName(token string) string {
@@ -28,28 +32,50 @@ func tokenName(token string) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// credentialRecord is the data of a stored KindCredential: what was issued
-// to whom, never the key.
-type credentialRecord struct {
-	Role     string `json:"role"`
-	Name     string `json:"name"`
-	Serial   string `json:"serial"`
-	NotAfter string `json:"notAfter"`
-	IssuedBy string `json:"issuedBy"`
+// parseTokenTTL reads a token lifetime: empty is DefaultTokenTTL, anything
+// else must lie within [MinTokenTTL, MaxTokenTTL].
+func parseTokenTTL(s string) (time.Duration, error) {
+	if s == "" {
+		return apiv1.DefaultTokenTTL, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d < apiv1.MinTokenTTL || d > apiv1.MaxTokenTTL {
+		return 0, badRequest("ttl %q: want a duration from %s to %s, such as 1h", s, apiv1.MinTokenTTL, fmtDays(apiv1.MaxTokenTTL))
+	}
+	return d, nil
 }
 
+// fmtDays prints whole days as "7d" (time.Duration has no day unit).
+func fmtDays(d time.Duration) string {
+	if d%(24*time.Hour) == 0 {
+		return fmt.Sprintf("%dd (%s)", d/(24*time.Hour), d)
+	}
+	return d.String()
+}
+
+// createToken makes a one-time join token bound to one node id. A plain
+// token is refused for a node that is registered already (409), and a
+// re-key token for one that is not (409): the caller is cluster-admin, so
+// these answers leak nothing the caller cannot read anyway.
 func (s *Server) createToken(c *call) (any, error) {
 	var req apiv1.TokenRequest
 	if err := decodeStrict(c.r.Body, &req); err != nil {
 		return nil, err
 	}
-	ttl := apiv1.DefaultTokenTTL
-	if req.TTL != "" {
-		d, err := time.ParseDuration(req.TTL)
-		if err != nil || d <= 0 {
-			return nil, badRequest("parse ttl %q: want a positive duration such as 24h", req.TTL)
-		}
-		ttl = d
+	if err := api.CheckNodeID(req.NodeID); err != nil {
+		return nil, badRequest("nodeId: %w", err)
+	}
+	c.object = "Node/" + req.NodeID
+	ttl, err := parseTokenTTL(req.TTL)
+	if err != nil {
+		return nil, err
+	}
+	registered := s.registered(req.NodeID)
+	switch {
+	case registered && !req.Rekey:
+		return nil, newError(apiv1.CodeConflict, "node %q is registered already: create a re-key token (--rekey), which revokes its earlier certificates", req.NodeID)
+	case !registered && req.Rekey:
+		return nil, newError(apiv1.CodeConflict, "node %q is not registered: create a join token without --rekey", req.NodeID)
 	}
 	raw := make([]byte, 32)
 	if _, err := rand.Read(raw); err != nil {
@@ -57,34 +83,53 @@ func (s *Server) createToken(c *call) (any, error) {
 	}
 	token := base64.RawURLEncoding.EncodeToString(raw)
 	expires := s.now().Add(ttl).UTC().Format(time.RFC3339)
-	data, err := json.Marshal(tokenRecord{Expires: expires, CreatedBy: c.subject()})
+	data, err := json.Marshal(tokenRecord{Expires: expires, CreatedBy: c.subject(), NodeID: req.NodeID, Rekey: req.Rekey})
 	if err != nil {
 		return nil, fmt.Errorf("encode token: %w", err)
 	}
-	name := tokenName(token)
-	c.object = apiv1.KindJoinToken + "/" + name[:12]
-	if _, err := s.apply(c.r.Context(), store.Put{Kind: apiv1.KindJoinToken, Name: name, Data: data, ExpectModifyIndex: store.Expect(0)}); err != nil {
+	if _, err := s.apply(c.r.Context(), store.Put{Kind: apiv1.KindJoinToken, Name: tokenName(token), Data: data, ExpectModifyIndex: store.Expect(0)}); err != nil {
 		return nil, err
 	}
-	return apiv1.TokenResponse{Token: token, Expires: expires}, nil
+	return apiv1.TokenResponse{Token: token, Expires: expires, NodeID: req.NodeID, Rekey: req.Rekey}, nil
 }
 
-// errBadToken is the one answer to every join-token failure, so a caller
-// learns nothing about which tokens exist.
+// errBadToken is the one answer to every join-token failure (unknown,
+// expired, used, made for another node id, or a plain token for a node that
+// is registered already), so a caller learns nothing about which tokens or
+// nodes exist.
 func errBadToken() *apiError {
 	return newError(apiv1.CodeUnauthenticated, "join token is invalid, expired or already used")
 }
 
-// join exchanges a one-time token for a node certificate. The token is
-// consumed through raft with a CAS delete, so two concurrent joins with one
-// token cannot both succeed.
+// registered reports whether node id holds, or has held, an identity: its
+// NodeIdentity record, a Node object (facts it reported with a
+// certificate), or a recorded node certificate. A registered node gets a
+// new certificate only through a re-key token or by renewing its own.
+func (s *Server) registered(id string) bool {
+	st := s.backend.State()
+	if _, ok := st.Get(apiv1.KindNodeIdentity, id); ok {
+		return true
+	}
+	if _, ok := st.Get(api.KindNode, id); ok {
+		return true
+	}
+	return len(st.ListPrefix(apiv1.KindCredential, credentialPrefix(apiv1.RoleNode, id))) > 0
+}
+
+// join exchanges a one-time token for a node certificate. The token names
+// the one node id it registers; a token for another id, or a plain token
+// for a registered node, fails like an unknown token and stays unused.
+// Consuming the token (CAS delete), claiming the node's identity (CAS put),
+// recording the certificate and, for a re-key, revoking every earlier
+// certificate of the node commit in one raft entry: two joins racing for one
+// token or one node cannot both succeed.
 func (s *Server) join(c *call) (any, error) {
 	var req apiv1.JoinRequest
 	if err := decodeStrict(c.r.Body, &req); err != nil {
 		return nil, err
 	}
-	if !validName(req.NodeID) {
-		return nil, badRequest("nodeId %q: want 1-253 characters of a-z, 0-9, '-' and '.'", req.NodeID)
+	if err := api.CheckNodeID(req.NodeID); err != nil {
+		return nil, badRequest("nodeId: %w", err)
 	}
 	c.object = "Node/" + req.NodeID
 	if req.CSR != "" {
@@ -99,93 +144,43 @@ func (s *Server) join(c *call) (any, error) {
 	if err := json.Unmarshal(cur.Data, &rec); err != nil {
 		return nil, fmt.Errorf("decode join token: %w", err)
 	}
+	if rec.NodeID != req.NodeID {
+		return nil, errBadToken()
+	}
 	exp, err := time.Parse(time.RFC3339, rec.Expires)
 	if err != nil {
 		return nil, fmt.Errorf("decode join token expiry: %w", err)
 	}
-	expired := !s.now().Before(exp)
-	if _, err := s.apply(c.r.Context(), store.Delete{Kind: apiv1.KindJoinToken, Name: name, ExpectModifyIndex: store.Expect(cur.ModifyIndex)}); err != nil {
-		if errors.Is(err, store.ErrConflict) || errors.Is(err, store.ErrNotFound) {
-			return nil, errBadToken()
+	consume := store.Op{Delete: &store.Delete{Kind: apiv1.KindJoinToken, Name: name, ExpectModifyIndex: store.Expect(cur.ModifyIndex)}}
+	if !s.now().Before(exp) {
+		// An expired token is of no use to anyone: drop it.
+		if _, err := s.apply(c.r.Context(), *consume.Delete); err != nil && !isCASFailure(err) {
+			return nil, err
 		}
-		return nil, err
-	}
-	if expired {
 		return nil, errBadToken()
 	}
-	kp, err := s.issue(c.r.Context(), pki.CertRequest{
-		CommonName:   req.NodeID,
-		Organization: []string{apiv1.RoleNode},
-		Usage:        pki.UsageClient,
-		Validity:     s.validity,
-	}, "join-token")
+	var expect uint64
+	if cur, ok := s.backend.State().Get(apiv1.KindNodeIdentity, req.NodeID); ok {
+		expect = cur.ModifyIndex
+	}
+	if !rec.Rekey && s.registered(req.NodeID) {
+		return nil, errBadToken()
+	}
+	issuedBy := "join-token"
+	if rec.Rekey {
+		issuedBy = "rekey-token"
+	}
+	kp, err := s.issueNode(c, nodeIssue{id: req.NodeID, issuedBy: issuedBy, expect: expect, revoke: rec.Rekey, extra: []store.Op{consume}})
+	if isCASFailure(err) {
+		return nil, errBadToken()
+	}
 	if err != nil {
 		return nil, err
 	}
 	return apiv1.JoinResponse{Cert: string(kp.CertPEM), Key: string(kp.KeyPEM), CA: string(s.ca.CertPEM)}, nil
 }
 
-func (s *Server) issueCert(c *call) (any, error) {
-	var req apiv1.CertRequest
-	if err := decodeStrict(c.r.Body, &req); err != nil {
-		return nil, err
-	}
-	switch req.Role {
-	case apiv1.RoleViewer, apiv1.RoleOperator, apiv1.RoleClusterAdmin:
-	default:
-		return nil, badRequest("role %q: want viewer, operator or cluster-admin", req.Role)
-	}
-	if req.Name == "" || len(req.Name) > 128 {
-		return nil, badRequest("name must be 1-128 characters")
-	}
-	c.object = apiv1.KindCredential + "/" + req.Role + "/" + req.Name
-	kp, err := s.issue(c.r.Context(), pki.CertRequest{
-		CommonName:   req.Name,
-		Organization: []string{req.Role},
-		Usage:        pki.UsageClient,
-		Validity:     s.validity,
-	}, c.subject())
-	if err != nil {
-		return nil, err
-	}
-	return apiv1.CertResponse{Cert: string(kp.CertPEM), Key: string(kp.KeyPEM), CA: string(s.ca.CertPEM)}, nil
-}
-
-// issue signs a certificate and records it (without the key) as a
-// KindCredential named "<role>/<name>/<serial>".
-func (s *Server) issue(ctx context.Context, req pki.CertRequest, issuedBy string) (pki.KeyPair, error) {
-	kp, err := s.ca.Issue(req, s.now())
-	if err != nil {
-		return pki.KeyPair{}, fmt.Errorf("issue certificate for %s: %w", req.CommonName, err)
-	}
-	cert, err := pki.ParseCert(kp.CertPEM)
-	if err != nil {
-		return pki.KeyPair{}, err
-	}
-	rec := credentialRecord{
-		Role: req.Organization[0], Name: req.CommonName, Serial: cert.SerialNumber.Text(16),
-		NotAfter: cert.NotAfter.UTC().Format(time.RFC3339), IssuedBy: issuedBy,
-	}
-	data, err := json.Marshal(rec)
-	if err != nil {
-		return pki.KeyPair{}, fmt.Errorf("encode credential: %w", err)
-	}
-	name := rec.Role + "/" + rec.Name + "/" + rec.Serial
-	if _, err := s.apply(ctx, store.Put{Kind: apiv1.KindCredential, Name: name, Data: data}); err != nil {
-		return pki.KeyPair{}, err
-	}
-	return kp, nil
-}
-
-// validName accepts node ids: 1-253 characters of a-z, 0-9, '-' and '.'.
-func validName(s string) bool {
-	if s == "" || len(s) > 253 {
-		return false
-	}
-	for _, r := range s {
-		if (r < 'a' || r > 'z') && (r < '0' || r > '9') && r != '-' && r != '.' {
-			return false
-		}
-	}
-	return true
+// isCASFailure reports whether err is a failed compare-and-set.
+func isCASFailure(err error) bool {
+	return errors.Is(err, store.ErrConflict) || errors.Is(err, store.ErrNotFound)
 }

@@ -95,7 +95,7 @@ func mayWrite(c *call, kind string) error {
 // writableKind refuses kinds only the controller itself writes.
 func writableKind(kind string) error {
 	switch kind {
-	case apiv1.KindAudit, apiv1.KindAuditPolicy, apiv1.KindJoinToken, apiv1.KindMember, apiv1.KindCredential:
+	case apiv1.KindAudit, apiv1.KindAuditPolicy, apiv1.KindJoinToken, apiv1.KindMember, apiv1.KindCredential, apiv1.KindRevocation, apiv1.KindNodeIdentity:
 		return badRequest("%s objects are written by the controller, not through /v1/objects", kind)
 	}
 	return nil
@@ -189,6 +189,9 @@ func (s *Server) deleteObject(c *call) (any, error) {
 	}
 	if kind == apiv1.KindAudit || kind == apiv1.KindAuditPolicy {
 		return nil, badRequest("audit entries and their retention cannot be deleted")
+	}
+	if kind == apiv1.KindRevocation {
+		return nil, badRequest("revocations cannot be deleted: they are dropped once the certificate expires")
 	}
 	expect, err := casParam(c)
 	if err != nil {

@@ -68,9 +68,11 @@ func (s *Server) routes(reg *prometheus.Registry) []*route {
 		{pattern: "PUT /v1/nodes/{id}/facts", roles: nodes, ownNode: true, mode: leaderWrite, audit: true, handle: s.putFacts},
 		{pattern: "POST /v1/nodes/{id}/heartbeat", roles: nodes, ownNode: true, mode: leaderWrite, handle: s.heartbeat},
 		{pattern: "PUT /v1/nodes/{id}/report", roles: nodes, ownNode: true, mode: leaderWrite, audit: true, handle: s.putReport},
+		{pattern: "POST /v1/nodes/{id}/renew", roles: nodes, ownNode: true, mode: leaderWrite, audit: true, handle: s.renewNodeCert},
 		{pattern: "POST /v1/join", anonymous: true, mode: leaderWrite, audit: true, handle: s.join},
 		{pattern: "POST /v1/tokens", mode: leaderWrite, audit: true, handle: s.createToken},
 		{pattern: "POST /v1/certs", mode: leaderWrite, audit: true, handle: s.issueCert},
+		{pattern: "POST /v1/revocations", mode: leaderWrite, audit: true, handle: s.revokeCert},
 		{pattern: "GET /v1/members", roles: readers, mode: leaderRead, handle: s.listMembers},
 		{pattern: "POST /v1/members", roles: []string{apiv1.RoleController}, mode: leaderWrite, audit: true, handle: s.addMember},
 		{pattern: "DELETE /v1/members/{id}", mode: leaderWrite, audit: true, handle: s.removeMember},
@@ -91,7 +93,7 @@ func (s *Server) routes(reg *prometheus.Registry) []*route {
 func (s *Server) buildMux(reg *prometheus.Registry) *http.ServeMux {
 	mux := http.NewServeMux()
 	for _, rt := range s.routes(reg) {
-		mux.Handle(rt.pattern, s.wrap(rt))
+		mux.Handle(rt.pattern, s.refuseRevoked(s.wrap(rt)))
 	}
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		id, forwarded := identify(r)

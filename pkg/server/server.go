@@ -42,9 +42,15 @@ type Config struct {
 	// Limits bound the API's connections and request reads; zero fields
 	// take the defaults.
 	Limits Limits
-	// CertValidity is how long issued node and user certificates are valid;
+	// CertValidity is how long certificates issued for people are valid;
 	// 0 means one year.
 	CertValidity time.Duration
+	// NodeCertValidity is how long node certificates (join, re-key, renew)
+	// are valid; 0 means apiv1.DefaultNodeCertValidity. Agents renew at two
+	// thirds of it.
+	NodeCertValidity time.Duration
+	// MaxRevocations bounds the revocation list; 0 means DefaultMaxRevocations.
+	MaxRevocations int
 	// Anonymous limits and summarises requests without a client certificate.
 	Anonymous AnonymousConfig
 	// AuditRetention bounds the audit log by age, entries and bytes.
@@ -53,17 +59,21 @@ type Config struct {
 
 // Server is the controller's HTTP API.
 type Server struct {
-	backend   Backend
-	ca        *pki.CA
-	keyring   *secrets.Keyring
-	log       *slog.Logger
-	now       func() time.Time
-	maxBody   int64
-	validity  time.Duration
-	forwarder *http.Client
-	metrics   *metrics
-	mux       *http.ServeMux
-	limits    Limits
+	backend  Backend
+	ca       *pki.CA
+	keyring  *secrets.Keyring
+	log      *slog.Logger
+	now      func() time.Time
+	maxBody  int64
+	validity time.Duration
+	// nodeValidity is the lifetime of node certificates.
+	nodeValidity time.Duration
+	// maxRevocations bounds the unexpired revocations kept.
+	maxRevocations int
+	forwarder      *http.Client
+	metrics        *metrics
+	mux            *http.ServeMux
+	limits         Limits
 
 	// limiter, anon and the summary fields deal with requests without a
 	// client certificate; retention is the audit retention as stored.
@@ -92,6 +102,9 @@ func New(cfg Config) (*Server, error) {
 		validity: cfg.CertValidity,
 		limits:   cfg.Limits.withDefaults(),
 		lastSeen: map[string]time.Time{},
+
+		nodeValidity:   cfg.NodeCertValidity,
+		maxRevocations: cfg.MaxRevocations,
 	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
@@ -104,6 +117,12 @@ func New(cfg Config) (*Server, error) {
 	}
 	if s.validity == 0 {
 		s.validity = 365 * 24 * time.Hour
+	}
+	if s.nodeValidity == 0 {
+		s.nodeValidity = apiv1.DefaultNodeCertValidity
+	}
+	if s.maxRevocations == 0 {
+		s.maxRevocations = DefaultMaxRevocations
 	}
 	anon, err := cfg.Anonymous.withDefaults()
 	if err != nil {

@@ -46,7 +46,7 @@ func Start(r *harness.Replica, cfg server.Config, cert tls.Certificate, ca *pki.
 	}); err != nil {
 		return err
 	}
-	hs := srv.HTTPServer(server.ServerTLS(cert, ca.Pool()))
+	hs := srv.HTTPServer(srv.ServerTLS(cert, ca.Pool()))
 	go func() { _ = hs.ServeTLS(srv.Listener(ln), "", "") }()
 	ctx, stop := context.WithCancel(context.Background())
 	go srv.Run(ctx)

@@ -15,16 +15,16 @@ func TestJoinToken(t *testing.T) {
 	l := e.leader()
 	admin := e.client(apiv1.RoleClusterAdmin, "alice")
 	anon := e.clientFor(pki.KeyPair{})
-	newToken := func(ttl string) apiv1.TokenResponse {
+	newToken := func(ttl, node string) apiv1.TokenResponse {
 		t.Helper()
-		r := e.call(admin, l, http.MethodPost, apiv1.PathTokens, apiv1.TokenRequest{TTL: ttl})
+		r := e.call(admin, l, http.MethodPost, apiv1.PathTokens, apiv1.TokenRequest{TTL: ttl, NodeID: node})
 		want(t, r, http.StatusOK, "")
 		var tr apiv1.TokenResponse
 		r.decode(t, &tr)
 		return tr
 	}
 
-	tok := newToken("1h")
+	tok := newToken("1h", "n1")
 	if want := e.clock.Now().Add(time.Hour).UTC().Format(time.RFC3339); tok.Expires != want {
 		t.Fatalf("expires %s, want %s", tok.Expires, want)
 	}
@@ -59,7 +59,7 @@ func TestJoinToken(t *testing.T) {
 	}{
 		{"used twice", func() string { return tok.Token }},
 		{"expired", func() string {
-			tr := newToken("10m")
+			tr := newToken("10m", "n2")
 			e.clock.Advance(11 * time.Minute)
 			return tr.Token
 		}},
