@@ -41,7 +41,7 @@ func checkNodeID(v *collector, path, id string) bool {
 		return false
 	}
 	if !IsNodeID(id) {
-		v.errorf(path, "%q is not a valid node id, a DNS label (%s)", id, NodeIDRule)
+		v.errorf(path, "%q is not a DNS label (%s)", id, NodeIDRule)
 		return false
 	}
 	return true

@@ -127,7 +127,7 @@ func TestAgentsAgainstARealController(t *testing.T) {
 	agents := map[string]*agentProc{}
 	for _, n := range nodes {
 		caFile := filepath.Join(e.dir, n+"-ca.crt")
-		tok := strings.SplitN(e.must("node", "token", "create", "--ttl", "10m", "--ca-out", caFile), "\n", 2)[0]
+		tok := strings.SplitN(e.must("node", "token", "create", "--node", n, "--ttl", "10m", "--ca-out", caFile), "\n", 2)[0]
 		root := t.TempDir()
 		t.Cleanup(func() { killSupervised(root) })
 		if _, err := admin.Put(ctx, api.KindNodeState, "lab/"+n, e2eNodeState(n, root, 1, "kubelet", "k1", true), nil); err != nil {

@@ -16,10 +16,10 @@ import (
 func newCertCmd(s Streams) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "cert",
-		Short: "Issue client certificates for people",
+		Short: "Issue client certificates for people, revoke certificates",
 		Args:  cobra.NoArgs,
 	}
-	cmd.AddCommand(newCertIssueCmd(s))
+	cmd.AddCommand(newCertIssueCmd(s), newCertRevokeCmd(s))
 	return cmd
 }
 

@@ -41,12 +41,13 @@ func TestNodeTokenCreate(t *testing.T) {
 	e := newKctlEnv(t)
 	f := startFakeController(t, e)
 	caOut := filepath.Join(e.dir, "node-ca.crt")
-	out := e.must("node", "token", "create", "--ttl", "15m", "--ca-out", caOut)
+	out := e.must("node", "token", "create", "--node", "node-105", "--ttl", "15m", "--ca-out", caOut)
 	addr := f.srv.Listener.Addr().String()
 	for _, want := range []string{
 		"kcj-0123456789abcdef\n",
 		"expires 2026-11-29T23:00:00Z",
-		"kcore-node-agent --controller https://" + addr + " --ca-file " + caOut + " --join-token kcj-0123456789abcdef --node-id NODE-ID",
+		"kcore-node-agent --controller https://" + addr + " --ca-file " + caOut + " --join-token kcj-0123456789abcdef --node-id node-105",
+		"for node node-105 only",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
@@ -55,6 +56,10 @@ func TestNodeTokenCreate(t *testing.T) {
 	ca, err := os.ReadFile(caOut)
 	if err != nil || !strings.Contains(string(ca), "BEGIN CERTIFICATE") {
 		t.Fatalf("ca-out: %v %q", err, ca)
+	}
+	out = e.must("node", "token", "create", "--node", "node-105", "--rekey")
+	if !strings.Contains(out, "revokes the node's earlier certificates") {
+		t.Fatalf("rekey token: %s", out)
 	}
 }
 

@@ -80,7 +80,9 @@ func (f *fakeController) serve(w http.ResponseWriter, r *http.Request) {
 	case "DELETE /v1/members/controller-2":
 		fakeJSON(w, 200, apiv1.WriteResponse{Index: 10})
 	case "POST /v1/tokens":
-		fakeJSON(w, 200, apiv1.TokenResponse{Token: "kcj-0123456789abcdef", Expires: "2026-11-29T23:00:00Z"})
+		var tr apiv1.TokenRequest
+		_ = json.Unmarshal(body, &tr)
+		fakeJSON(w, 200, apiv1.TokenResponse{Token: "kcj-0123456789abcdef", Expires: "2026-11-29T23:00:00Z", NodeID: tr.NodeID, Rekey: tr.Rekey})
 	case "POST /v1/certs":
 		var req apiv1.CertRequest
 		_ = json.Unmarshal(body, &req)

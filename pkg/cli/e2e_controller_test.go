@@ -58,10 +58,22 @@ func TestControllerEndToEnd(t *testing.T) {
 		t.Fatalf("members row %q, want one voting leader at %s (raft %s)", lines[1], ctl.HTTPAddr(), ctl.RaftAddr())
 	}
 
-	token := e.must("node", "token", "create", "--ttl", "10m")
+	token := e.must("node", "token", "create", "--node", "node-105", "--ttl", "10m")
 	tok := strings.SplitN(token, "\n", 2)[0]
-	if tok == "" || !strings.Contains(token, "--join-token "+tok) {
+	if tok == "" || !strings.Contains(token, "--join-token "+tok+" --node-id node-105") {
 		t.Fatalf("token output:\n%s", token)
+	}
+	// A token for an id that is not a node id, or a lifetime outside the
+	// bounds, is refused before the controller is asked.
+	for _, args := range [][]string{
+		{"--node", ".."}, {"--node", "-"}, {"--node", "a."}, {"--node", "-a"},
+		{"--node", "n1", "--ttl", "1ns"}, {"--node", "n1", "--ttl", "0"},
+		{"--node", "n1", "--ttl", "-1h"}, {"--node", "n1", "--ttl", "100000h"},
+	} {
+		_, _, err := e.run(append([]string{"node", "token", "create"}, args...)...)
+		if err == nil || !(strings.Contains(err.Error(), "want a duration from 1m0s to 168h0m0s") || strings.Contains(err.Error(), "invalid node id")) {
+			t.Fatalf("token create %v = %v, want a refusal naming the bound", args, err)
+		}
 	}
 
 	e.must("cert", "issue", "--role", "viewer", "--name", "alice")
@@ -82,7 +94,7 @@ func TestControllerEndToEnd(t *testing.T) {
 	if out := e.must("--context", "alice@lab", "controller", "members"); !strings.Contains(out, ctl.HTTPAddr()) {
 		t.Fatalf("viewer cannot read members:\n%s", out)
 	}
-	if _, _, err := e.run("--context", "alice@lab", "node", "token", "create"); !errors.Is(err, client.ErrForbidden) {
+	if _, _, err := e.run("--context", "alice@lab", "node", "token", "create", "--node", "n2"); !errors.Is(err, client.ErrForbidden) {
 		t.Fatalf("viewer token create = %v, want ErrForbidden", err)
 	}
 

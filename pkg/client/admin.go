@@ -46,11 +46,13 @@ func (c *Client) HealthOf(ctx context.Context, addr string) (apiv1.Health, error
 	return h, nil
 }
 
-// CreateToken creates a one-time node join token valid for ttl (0: the
-// server's default, apiv1.DefaultTokenTTL).
-func (c *Client) CreateToken(ctx context.Context, ttl time.Duration) (apiv1.TokenResponse, error) {
-	in := apiv1.TokenRequest{}
-	if ttl > 0 {
+// CreateToken creates a one-time join token for node nodeID valid for ttl
+// (0: the server's default, apiv1.DefaultTokenTTL). A plain token registers
+// only a node that is not registered yet; a rekey token re-keys a registered
+// node and revokes its earlier certificates.
+func (c *Client) CreateToken(ctx context.Context, nodeID string, ttl time.Duration, rekey bool) (apiv1.TokenResponse, error) {
+	in := apiv1.TokenRequest{NodeID: nodeID, Rekey: rekey}
+	if ttl != 0 {
 		in.TTL = ttl.String()
 	}
 	var out apiv1.TokenResponse
@@ -63,6 +65,14 @@ func (c *Client) CreateToken(ctx context.Context, ttl time.Duration) (apiv1.Toke
 func (c *Client) IssueCert(ctx context.Context, role, name string) (apiv1.CertResponse, error) {
 	var out apiv1.CertResponse
 	_, err := c.call(ctx, request{method: http.MethodPost, path: apiv1.PathCerts}, apiv1.CertRequest{Role: role, Name: name}, &out)
+	return out, err
+}
+
+// RevokeCert revokes the recorded certificate with the hex serial: every
+// controller refuses it from then on.
+func (c *Client) RevokeCert(ctx context.Context, serial string) (apiv1.RevokeResponse, error) {
+	var out apiv1.RevokeResponse
+	_, err := c.call(ctx, request{method: http.MethodPost, path: apiv1.PathRevocations}, apiv1.RevokeRequest{Serial: serial}, &out)
 	return out, err
 }
 

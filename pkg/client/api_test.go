@@ -188,10 +188,18 @@ func TestRequestsOnTheWire(t *testing.T) {
 		{
 			name: "token", answer: apiv1.TokenResponse{Token: "tok", Expires: "2026-11-30T00:00:00Z"},
 			call: func() (any, error) {
-				r, err := c.CreateToken(ctx, time.Hour)
+				r, err := c.CreateToken(ctx, "n1", time.Hour, true)
 				return r.Token, err
 			},
-			method: "POST", path: "/v1/tokens", body: `{"ttl":"1h0m0s"}`, got: "tok",
+			method: "POST", path: "/v1/tokens", body: `{"nodeId":"n1","rekey":true,"ttl":"1h0m0s"}`, got: "tok",
+		},
+		{
+			name: "revoke", answer: apiv1.RevokeResponse{Serial: "ab", Subject: "n1", Role: "node"},
+			call: func() (any, error) {
+				r, err := c.RevokeCert(ctx, "AB")
+				return r.Serial + r.Subject, err
+			},
+			method: "POST", path: "/v1/revocations", body: `{"serial":"AB"}`, got: "abn1",
 		},
 		{
 			name: "cert", answer: apiv1.CertResponse{Cert: "c", Key: "k", CA: "ca"},

@@ -29,6 +29,10 @@ type Config struct {
 	CA []byte
 	// Cert and Key are the client certificate and key, PEM. Join needs neither.
 	Cert, Key []byte
+	// GetClientCertificate, when set, supplies the client certificate on
+	// every handshake instead of Cert and Key, so a renewed certificate is
+	// used on the next connection without building a new client.
+	GetClientCertificate func(*tls.CertificateRequestInfo) (*tls.Certificate, error)
 	// Timeout bounds one request to one controller, not counting a blocking
 	// query's wait (which is added to it). Zero means DefaultTimeout.
 	Timeout time.Duration
@@ -57,7 +61,7 @@ type Client struct {
 // New returns a client for cfg. It needs at least one address, the CA, and
 // a client certificate and key.
 func New(cfg Config) (*Client, error) {
-	if len(cfg.Cert) == 0 || len(cfg.Key) == 0 {
+	if (len(cfg.Cert) == 0 || len(cfg.Key) == 0) && cfg.GetClientCertificate == nil {
 		return nil, errors.New("create client: a client certificate and key are required")
 	}
 	return newClient(cfg)
@@ -114,6 +118,10 @@ func tlsConfig(cfg Config) (*tls.Config, error) {
 		return nil, errors.New("no PEM certificate in the controller CA")
 	}
 	t := &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
+	if cfg.GetClientCertificate != nil {
+		t.GetClientCertificate = cfg.GetClientCertificate
+		return t, nil
+	}
 	if len(cfg.Cert) > 0 || len(cfg.Key) > 0 {
 		pair, err := tls.X509KeyPair(cfg.Cert, cfg.Key)
 		if err != nil {

@@ -69,6 +69,20 @@ func (c *Client) PutReport(ctx context.Context, nodeID string, report api.NodeRe
 	return out.Index, nil
 }
 
+// RenewNodeCert asks for a fresh certificate for node nodeID, which must be
+// the caller's own node. The returned certificate and key are checked to
+// form a pair.
+func (c *Client) RenewNodeCert(ctx context.Context, nodeID string) (apiv1.CertResponse, error) {
+	var out apiv1.CertResponse
+	if _, err := c.call(ctx, request{method: http.MethodPost, path: nodePath(nodeID, "renew")}, struct{}{}, &out); err != nil {
+		return apiv1.CertResponse{}, fmt.Errorf("renew certificate of %s: %w", nodeID, err)
+	}
+	if _, err := tls.X509KeyPair([]byte(out.Cert), []byte(out.Key)); err != nil {
+		return apiv1.CertResponse{}, fmt.Errorf("renew certificate of %s: controller answered an unusable certificate: %w", nodeID, err)
+	}
+	return out, nil
+}
+
 // Join exchanges a one-time join token for node nodeID's certificate. It
 // needs no client certificate (cfg.Cert and cfg.Key are ignored) but
 // verifies the controllers against cfg.CA. The returned certificate and key

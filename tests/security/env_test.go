@@ -76,7 +76,9 @@ func newEnv(t *testing.T, replicas int) *env {
 // newEnvWith is newEnv with opts applied to every replica.
 func newEnvWith(t *testing.T, replicas int, opts envOptions) *env {
 	t.Helper()
-	now := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	// The settable clock starts at the real time: issued certificates are
+	// checked against the real clock on every handshake.
+	now := time.Now().UTC().Truncate(time.Second)
 	ca, err := pki.NewCA("kcore-test", time.Now(), 24*time.Hour)
 	if err != nil {
 		t.Fatal(err)
