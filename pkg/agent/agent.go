@@ -35,8 +35,12 @@ type Agent struct {
 	ARP []ARPTarget
 	// Join exchanges the join token for credentials; called only when none are stored.
 	Join func(ctx context.Context) (Credentials, error)
-	// Connect makes the controller client from the credentials.
-	Connect func(ctx context.Context, c Credentials) (Controller, error)
+	// Connect makes the controller client from the credentials. certs is
+	// nil when the credentials do not parse; otherwise the client should
+	// present certs.GetClientCertificate, so a renewed certificate is used
+	// without reconnecting. A client that implements Renewer is used to
+	// renew the certificate at two thirds of its lifetime.
+	Connect func(ctx context.Context, c Credentials, certs *CertSource) (Controller, error)
 	// Log receives the loop's events.
 	Log *slog.Logger
 
@@ -73,17 +77,23 @@ func (a *Agent) Run(ctx context.Context) error {
 	if err != nil {
 		return ignoreCancel(ctx, err)
 	}
+	certs, err := NewCertSource(creds)
+	if err != nil {
+		a.log().Warn("the stored node certificate does not parse: it is not renewed", "err", err)
+		certs = nil
+	}
 	var ctl Controller
 	if err := a.retry(ctx, "connect", func() error {
 		var err error
-		ctl, err = a.Connect(ctx, creds)
+		ctl, err = a.Connect(ctx, creds, certs)
 		return err
 	}); err != nil {
 		return ignoreCancel(ctx, err)
 	}
 	rep := &reporter{nodeID: a.NodeID, log: a.log(), sent: map[string][]byte{}}
 	var wg sync.WaitGroup
-	wg.Add(3)
+	wg.Add(4)
+	go func() { defer wg.Done(); a.renewLoop(ctx, ctl, certs) }()
 	go func() { defer wg.Done(); a.heartbeats(ctx, ctl) }()
 	go func() { defer wg.Done(); a.reportFacts(ctx, ctl) }()
 	go func() { defer wg.Done(); a.watchUnits(ctx, ctl, rep) }()

@@ -110,7 +110,7 @@ func TestAgentRunJoinsAppliesAndReports(t *testing.T) {
 			joins++
 			return Credentials{Cert: []byte("CERT"), Key: []byte("KEY"), CA: []byte("CA")}, nil
 		},
-		Connect: func(_ context.Context, c Credentials) (Controller, error) {
+		Connect: func(_ context.Context, c Credentials, _ *CertSource) (Controller, error) {
 			connected = c
 			return ctl, nil
 		},

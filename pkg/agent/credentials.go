@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -12,11 +13,18 @@ import (
 // CredentialsDir holds the node certificate, key and controller CA, under the root.
 const CredentialsDir = "/var/lib/kcore/agent"
 
+// pendingFile is the journal of a credentials change: the whole new set,
+// written (0600) before node.key, ca.crt and node.crt are replaced and
+// removed after. A crash between the replacements leaves it behind, and the
+// next load finishes the change, so a key is never paired with another
+// key's certificate.
+const pendingFile = "pending.json"
+
 // Credentials are the node's identity towards the controller (PEM).
 type Credentials struct {
-	Cert []byte
-	Key  []byte
-	CA   []byte
+	Cert []byte `json:"cert"`
+	Key  []byte `json:"key"`
+	CA   []byte `json:"ca"`
 }
 
 func credentialPaths(root string) (cert, key, ca string) {
@@ -24,8 +32,25 @@ func credentialPaths(root string) (cert, key, ca string) {
 	return filepath.Join(dir, "node.crt"), filepath.Join(dir, "node.key"), filepath.Join(dir, "ca.crt")
 }
 
-// LoadCredentials reads the stored credentials; ok is false when none are stored.
+func pendingPath(root string) string { return filepath.Join(root, CredentialsDir, pendingFile) }
+
+// LoadCredentials reads the stored credentials; ok is false when none are
+// stored. A change interrupted by a crash is finished first.
 func LoadCredentials(root string) (Credentials, bool, error) {
+	if data, err := os.ReadFile(pendingPath(root)); err == nil {
+		var c Credentials
+		if err := json.Unmarshal(data, &c); err != nil || len(c.Cert) == 0 || len(c.Key) == 0 || len(c.CA) == 0 {
+			// A torn journal cannot exist (it is written atomically); one
+			// that does not decode is not ours to trust.
+			return Credentials{}, false, fmt.Errorf("load credentials: %s does not hold a whole credential set", pendingPath(root))
+		}
+		if err := StoreCredentials(root, c); err != nil {
+			return Credentials{}, false, err
+		}
+		return c, true, nil
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return Credentials{}, false, fmt.Errorf("load credentials: %w", err)
+	}
 	certPath, keyPath, caPath := credentialPaths(root)
 	var c Credentials
 	var err error
@@ -43,9 +68,18 @@ func LoadCredentials(root string) (Credentials, bool, error) {
 	return c, true, nil
 }
 
-// StoreCredentials writes the credentials (key 0600) atomically, the
-// certificate last so a half-stored set is never taken for a whole one.
+// StoreCredentials replaces the stored credentials as one change: the new
+// set goes to the journal first, then each file is replaced atomically
+// (key 0600, the certificate last so a half-stored first set is never
+// taken for a whole one), then the journal is removed.
 func StoreCredentials(root string, c Credentials) error {
+	journal, err := json.Marshal(c)
+	if err != nil {
+		return fmt.Errorf("store credentials: %w", err)
+	}
+	if err := runtime.WriteFileAtomic(pendingPath(root), journal, 0o600); err != nil {
+		return fmt.Errorf("store credentials: %w", err)
+	}
 	certPath, keyPath, caPath := credentialPaths(root)
 	for _, f := range []struct {
 		path string
@@ -55,6 +89,9 @@ func StoreCredentials(root string, c Credentials) error {
 		if err := runtime.WriteFileAtomic(f.path, f.data, f.mode); err != nil {
 			return fmt.Errorf("store credentials: %w", err)
 		}
+	}
+	if err := os.Remove(pendingPath(root)); err != nil {
+		return fmt.Errorf("store credentials: %w", err)
 	}
 	return os.Chmod(filepath.Dir(certPath), 0o700)
 }

@@ -48,7 +48,7 @@ func TestAgentReportsUnitCrashBetweenApplies(t *testing.T) {
 				}
 				return errors.New("not ready")
 			}},
-		Connect:           func(context.Context, Credentials) (Controller, error) { return ctl, nil },
+		Connect:           func(context.Context, Credentials, *CertSource) (Controller, error) { return ctl, nil },
 		HeartbeatInterval: time.Hour,
 		WatchInterval:     20 * time.Millisecond,
 		RetryInterval:     20 * time.Millisecond,

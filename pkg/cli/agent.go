@@ -207,8 +207,12 @@ func runAgent(cmd *cobra.Command, s Streams, fl *agentFlags) error {
 	a := &agent.Agent{
 		NodeID: fl.nodeID, Root: n.root, Applier: n.applier, Facts: n.collector, ARP: fl.arpTargets(),
 		Log: log.With("component", "agent", "node", fl.nodeID),
-		Connect: func(_ context.Context, c agent.Credentials) (agent.Controller, error) {
-			return client.New(client.Config{Addresses: fl.controllers, CA: c.CA, Cert: c.Cert, Key: c.Key, Logger: log})
+		Connect: func(_ context.Context, c agent.Credentials, certs *agent.CertSource) (agent.Controller, error) {
+			cfg := client.Config{Addresses: fl.controllers, CA: c.CA, Cert: c.Cert, Key: c.Key, Logger: log}
+			if certs != nil {
+				cfg.GetClientCertificate = certs.GetClientCertificate
+			}
+			return client.New(cfg)
 		},
 	}
 	token, err := fl.token()

@@ -342,7 +342,7 @@ func (l *lab) startAgent(id, root string) *nodeAgent {
 			Health: func(context.Context, string) error { return nil },
 			Rebase: func(ns *api.NodeState) *api.NodeState { return render.Rebase(ns, root) },
 		},
-		Connect: func(_ context.Context, c agent.Credentials) (agent.Controller, error) {
+		Connect: func(_ context.Context, c agent.Credentials, _ *agent.CertSource) (agent.Controller, error) {
 			return client.New(client.Config{Addresses: []string{l.ctl.HTTPAddr()}, CA: c.CA, Cert: c.Cert, Key: c.Key})
 		},
 		Log:               l.log.With("node", id, "component", "agent"),
