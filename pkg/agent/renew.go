@@ -150,6 +150,9 @@ func (a *Agent) renewOnce(ctx context.Context, r Renewer, certs *CertSource) err
 	if err := certs.Swap(c); err != nil {
 		return err
 	}
+	if ic, ok := r.(interface{ CloseIdleConnections() }); ok {
+		ic.CloseIdleConnections()
+	}
 	a.log().Info("renewed node certificate", "serial", next.Leaf().SerialNumber.Text(16), "expires", next.Leaf().NotAfter)
 	return nil
 }

@@ -112,6 +112,12 @@ func (c *Client) Close() {
 	c.http.CloseIdleConnections()
 }
 
+// CloseIdleConnections closes idle connections, so the next request
+// handshakes again (with a renewed client certificate, for one).
+func (c *Client) CloseIdleConnections() {
+	c.http.CloseIdleConnections()
+}
+
 func tlsConfig(cfg Config) (*tls.Config, error) {
 	pool := x509.NewCertPool()
 	if !pool.AppendCertsFromPEM(cfg.CA) {

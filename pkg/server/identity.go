@@ -46,7 +46,10 @@ func identify(r *http.Request) (id *Identity, forwarded bool) {
 		return nil, false
 	}
 	cert := r.TLS.VerifiedChains[0][0]
-	peer := &Identity{Subject: cert.Subject.CommonName, Serial: serialText(cert.SerialNumber)}
+	peer := &Identity{Subject: cert.Subject.CommonName}
+	if cert.SerialNumber != nil {
+		peer.Serial = serialText(cert.SerialNumber)
+	}
 	if len(cert.Subject.Organization) > 0 {
 		peer.Role = cert.Subject.Organization[0]
 	}
