@@ -247,4 +247,3 @@ func TestNodeCertsAreShortLived(t *testing.T) {
 		t.Fatalf("node certificate expires %s, want %s", c.NotAfter, want)
 	}
 }
-
