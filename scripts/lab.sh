@@ -235,10 +235,14 @@ node_up() {
   in_ns "$n" setsid containerd --config "$r/etc/containerd/config.toml" \
     >"$LAB/log/containerd-$n.log" 2>&1 </dev/null &
   echo $! >"$LAB/run/containerd-$n.pid"
-  tok=$(kctl node token create --ttl 30m --ca-out "$LAB/controller-ca.crt")
-  tok=${tok%%$'\n'*}
-  printf '%s\n' "$tok" >"$LAB/run/token-$n"
-  chmod 600 "$LAB/run/token-$n"
+  # A token is bound to one node id and registers it once: a node that
+  # already holds its certificate needs none.
+  if [ ! -s "$r/var/lib/kcore/agent/node.crt" ]; then
+    tok=$(kctl node token create --node "$(nodeid "$n")" --ttl 30m --ca-out "$LAB/controller-ca.crt")
+    tok=${tok%%$'\n'*}
+    printf '%s\n' "$tok" >"$LAB/run/token-$n"
+    chmod 600 "$LAB/run/token-$n"
+  fi
   local ctl=() p
   for p in "${CONTROLLER_PORTS[@]}"; do ctl+=(--controller "$HOST_ADDR:$p"); done
   in_ns "$n" setsid "$KBIN/kcore-node-agent" --node-id "$(nodeid "$n")" "${ctl[@]}" \
