@@ -23,6 +23,12 @@ type credentialRecord struct {
 	IssuedBy string `json:"issuedBy"`
 }
 
+// MaxLiveNodeCerts bounds the unexpired certificates one node may hold:
+// a renewal past it is refused, so a node (or a stolen node key) cannot
+// mint certificates without end. An agent holds about two (it renews at
+// two thirds of the lifetime); a re-key is never refused by it.
+const MaxLiveNodeCerts = 8
+
 // credentialPrefix is the store-name prefix of role/name's credential records.
 func credentialPrefix(role, name string) string { return role + "/" + name + "/" }
 
@@ -220,6 +226,15 @@ func (s *Server) renewNodeCert(c *call) (any, error) {
 	}
 	if c.id.Serial == "" || s.Revoked(c.id.Serial) {
 		return nil, newError(apiv1.CodeUnauthenticated, "the client certificate is revoked")
+	}
+	live := 0
+	for _, cr := range s.credentials(apiv1.RoleNode, id) {
+		if !expired(cr.NotAfter, s.now()) {
+			live++
+		}
+	}
+	if live >= MaxLiveNodeCerts {
+		return nil, newError(apiv1.CodeConflict, "node %q holds %d unexpired certificates, the most allowed: renew once older ones expire, or re-key it", id, live)
 	}
 	kp, err := s.issueNode(c, nodeIssue{id: id, issuedBy: "renew", expect: expect})
 	if isCASFailure(err) {

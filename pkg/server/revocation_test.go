@@ -4,10 +4,12 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/json"
 	"errors"
 	"math/big"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -157,5 +159,35 @@ func TestRegistered(t *testing.T) {
 		if got := s.registered(id); got != want {
 			t.Errorf("registered(%q) = %v, want %v", id, got, want)
 		}
+	}
+}
+
+// TestRenewBound: a node renews until it holds MaxLiveNodeCerts unexpired
+// certificates; the next renewal is refused.
+func TestRenewBound(t *testing.T) {
+	now := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	s, be := newIdentityServer(t, now, 0)
+	live := now.Add(time.Hour).Format(time.RFC3339)
+	for i := 0; i < MaxLiveNodeCerts-1; i++ {
+		serial := big.NewInt(int64(0xa0 + i)).Text(16)
+		put(t, be, apiv1.KindCredential, "node/n1/"+serial, credentialRecord{Role: apiv1.RoleNode, Name: "n1", Serial: serial, NotAfter: live})
+	}
+	put(t, be, apiv1.KindCredential, "node/n1/ff", credentialRecord{Role: apiv1.RoleNode, Name: "n1", Serial: "ff", NotAfter: now.Format(time.RFC3339)})
+	renew := func() int {
+		r := httptest.NewRequest(http.MethodPost, apiv1.NodePath("n1", "renew"), strings.NewReader(`{}`))
+		cert := &x509.Certificate{SerialNumber: big.NewInt(0xa0), Subject: pkix.Name{CommonName: "n1", Organization: []string{apiv1.RoleNode}}}
+		r.TLS = &tls.ConnectionState{VerifiedChains: [][]*x509.Certificate{{cert}}}
+		w := httptest.NewRecorder()
+		s.Handler().ServeHTTP(w, r)
+		return w.Code
+	}
+	if code := renew(); code != http.StatusOK {
+		t.Fatalf("renewal below the bound: %d", code)
+	}
+	if _, ok := be.st.Get(apiv1.KindCredential, "node/n1/ff"); ok {
+		t.Fatal("the expired certificate's record was kept")
+	}
+	if code := renew(); code != http.StatusConflict {
+		t.Fatalf("renewal at the bound: %d, want 409", code)
 	}
 }
