@@ -54,7 +54,8 @@ in
       default = null;
       example = "/run/keys/kcore-join-token";
       description = ''
-        File holding the one-time join token (kept out of the Nix store). Only
+        File holding the one-time join token made for this node id (`kctl node
+        token create --node ID`; kept out of the Nix store). Only
         read on the first start; afterwards the node certificate under
         /var/lib/kcore/agent is used.
       '';

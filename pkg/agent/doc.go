@@ -1,5 +1,7 @@
 // Package agent is the node agent: it joins the controller with a token,
-// reports the machine's facts and heartbeats, long-polls the NodeStates
+// renews its short-lived certificate at two thirds of its lifetime and swaps
+// it in without restarting (CertSource), reports the machine's facts and
+// heartbeats, long-polls the NodeStates
 // rendered for this node and applies them idempotently — volumes, then files,
 // then units, then tasks — reporting per-item status.
 //

@@ -3,10 +3,11 @@
 // client certificate, strict JSON decoding with a body limit, stable error
 // bodies, leader forwarding, leader-confirmed or stale reads, blocking
 // queries, an audit entry committed through raft for every mutating or
-// refused call of a caller with a certificate, join tokens, certificate
-// issuing, membership, snapshots, /metrics and /v1/health, and the
-// connection caps and read deadlines of the API's listener and http.Server
-// (Limits).
+// refused call of a caller with a certificate, join tokens bound to one
+// node id, certificate issuing and renewal, revocation (checked on every TLS
+// handshake through ServerTLS and again on every request), membership,
+// snapshots, /metrics and /v1/health, and the connection caps and read
+// deadlines of the API's listener and http.Server (Limits).
 //
 // Requests without a certificate never reach raft unless they succeed (a
 // join): each replica rate-limits them per source (ratelimit.go), counts
