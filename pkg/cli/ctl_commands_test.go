@@ -63,6 +63,21 @@ func TestNodeTokenCreate(t *testing.T) {
 	}
 }
 
+func TestCertRevoke(t *testing.T) {
+	e := newKctlEnv(t)
+	f := startFakeController(t, e)
+	out := e.must("cert", "revoke", "5F:3A")
+	if out != "revoked node certificate 5f3a of node-105 (it expires 2026-11-30T12:00:00Z)\n" || f.lastCall() != "POST /v1/revocations" {
+		t.Fatalf("revoke: %q, %s", out, f.lastCall())
+	}
+	if _, _, err := e.run("cert", "revoke", "abc"); err == nil || !strings.Contains(err.Error(), "no issued certificate with serial abc") {
+		t.Fatalf("revoke of an unknown serial: %v", err)
+	}
+	if _, _, err := e.run("cert", "revoke"); err == nil {
+		t.Fatal("revoke without a serial succeeded")
+	}
+}
+
 func TestCertIssueWritesContexts(t *testing.T) {
 	e := newKctlEnv(t)
 	startFakeController(t, e)

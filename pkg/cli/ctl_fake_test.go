@@ -79,6 +79,14 @@ func (f *fakeController) serve(w http.ResponseWriter, r *http.Request) {
 		fakeJSON(w, 409, apiv1.ErrorBody{Code: apiv1.CodeQuorumLoss, Message: "removing controller-0 would leave 1 of 3 voters, below a quorum of 2"})
 	case "DELETE /v1/members/controller-2":
 		fakeJSON(w, 200, apiv1.WriteResponse{Index: 10})
+	case "POST /v1/revocations":
+		var rr apiv1.RevokeRequest
+		_ = json.Unmarshal(body, &rr)
+		if rr.Serial != "5F:3A" {
+			fakeJSON(w, 404, apiv1.ErrorBody{Code: apiv1.CodeNotFound, Message: "no issued certificate with serial " + rr.Serial + " is recorded"})
+			return
+		}
+		fakeJSON(w, 200, apiv1.RevokeResponse{Serial: "5f3a", Subject: "node-105", Role: apiv1.RoleNode, NotAfter: "2026-11-30T12:00:00Z"})
 	case "POST /v1/tokens":
 		var tr apiv1.TokenRequest
 		_ = json.Unmarshal(body, &tr)
