@@ -90,7 +90,7 @@ func StoreCredentials(root string, c Credentials) error {
 			return fmt.Errorf("store credentials: %w", err)
 		}
 	}
-	if err := os.Remove(pendingPath(root)); err != nil {
+	if err := os.Remove(pendingPath(root)); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("store credentials: %w", err)
 	}
 	return os.Chmod(filepath.Dir(certPath), 0o700)
