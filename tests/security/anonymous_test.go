@@ -132,7 +132,7 @@ func TestAnonymousFloodWritesNothing(t *testing.T) {
 	l := e.leader()
 	admin := e.client(apiv1.RoleClusterAdmin, "alice")
 	want(t, e.call(admin, l, http.MethodPut, apiv1.ObjectPath(api.KindKubernetesCluster, "c1"), clusterJSON("c1")), http.StatusOK, "")
-	want(t, e.call(admin, l, http.MethodPost, apiv1.PathTokens, apiv1.TokenRequest{TTL: "1h"}), http.StatusOK, "")
+	want(t, e.call(admin, l, http.MethodPost, apiv1.PathTokens, apiv1.TokenRequest{NodeID: "n9", TTL: "1h"}), http.StatusOK, "")
 	e.findAudit(func(a apiv1.AuditEntry) bool { return a.Route == "POST /v1/tokens" })
 	before := e.audit()
 	last := e.raftLast()
@@ -305,7 +305,7 @@ func TestAnonymousRateLimit(t *testing.T) {
 	}
 	// A successful join is not refused by a fresh source's bucket, and it
 	// is audited one by one as before.
-	r = e.call(admin, l, http.MethodPost, apiv1.PathTokens, apiv1.TokenRequest{TTL: "1h"})
+	r = e.call(admin, l, http.MethodPost, apiv1.PathTokens, apiv1.TokenRequest{NodeID: "n7", TTL: "1h"})
 	want(t, r, http.StatusOK, "")
 	var tok apiv1.TokenResponse
 	r.decode(t, &tok)
