@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"kcore.dev/kcore/pkg/api"
+	"kcore.dev/kcore/pkg/confined"
 	"kcore.dev/kcore/pkg/execrun"
 	"kcore.dev/kcore/pkg/runtime"
 	"kcore.dev/kcore/pkg/volume"
@@ -68,8 +69,14 @@ type Applier struct {
 	// Partial applies only the given clusters: it does not tear down
 	// clusters missing from the input nor stop unknown units (offline apply).
 	Partial bool
+	// MaxFileBytes caps one file's decoded content (default
+	// DefaultMaxFileBytes); MaxStateBytes caps all files of one NodeState
+	// together (default DefaultMaxStateBytes). A NodeState past either is
+	// refused as a whole.
+	MaxFileBytes, MaxStateBytes int64
 
 	mu       sync.Mutex
+	host     *confined.Dir // the root's handle every rendered path goes through
 	state    *State
 	rendered map[string]api.Unit // units of every NodeState being applied, by name
 	live     liveState
@@ -101,6 +108,13 @@ func Pending(reports []api.NodeReport) bool {
 func (a *Applier) Apply(ctx context.Context, states []api.NodeState) ([]api.NodeReport, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	if a.host == nil {
+		host, err := confined.Open(a.Root)
+		if err != nil {
+			return nil, fmt.Errorf("apply: %w", err)
+		}
+		a.host = host
+	}
 	if a.state == nil {
 		st, err := LoadState(a.Root)
 		if err != nil {
@@ -158,13 +172,13 @@ func markUnits(reports []api.NodeReport, err error) {
 func (a *Applier) applyOne(ctx context.Context, ns *api.NodeState) (api.NodeReport, error) {
 	rep := api.NodeReport{NodeID: ns.NodeID, Cluster: ns.Cluster, ObservedGeneration: ns.Generation}
 	cs := a.state.cluster(ns.Cluster)
-	paths, refused := a.resolveAll(ns)
+	files, refused, why := a.checkAll(ns)
 	if len(refused) > 0 {
-		rep.Items = append(refused, pendingAll(ns, "not applied: the node state has paths outside the allow-list")...)
+		rep.Items = append(refused, pendingAll(ns, "not applied: "+why)...)
 		return rep, nil
 	}
 	rep.Items = append(rep.Items, a.applyVolumes(ctx, ns, cs)...)
-	rep.Items = append(rep.Items, a.applyFiles(ns, cs, paths)...)
+	rep.Items = append(rep.Items, a.applyFiles(ns, cs, files)...)
 	if err := a.state.save(a.Root); err != nil {
 		return rep, err
 	}
@@ -189,32 +203,8 @@ func (a *Applier) applyOne(ctx context.Context, ns *api.NodeState) (api.NodeRepo
 	return rep, a.state.save(a.Root)
 }
 
-// resolveAll resolves every file and mount path, refusing the whole state
-// when any is outside the allow-list.
-func (a *Applier) resolveAll(ns *api.NodeState) (map[string]string, []api.ItemStatus) {
-	paths := map[string]string{}
-	var refused []api.ItemStatus
-	for _, f := range ns.Files {
-		p, err := Resolve(a.Root, f.Path)
-		if err != nil {
-			refused = append(refused, api.ItemStatus{Kind: KindFile, Name: f.Path, State: api.ItemFailed, Message: err.Error()})
-			continue
-		}
-		paths[f.Path] = p
-	}
-	for _, v := range append(append([]api.VolumeOp(nil), ns.Volumes...), ns.PurgeVolumes...) {
-		if v.MountPath == "" {
-			continue
-		}
-		if _, err := Resolve(a.Root, v.MountPath); err != nil {
-			refused = append(refused, api.ItemStatus{Kind: KindVolume, Name: v.Name, State: api.ItemFailed, Message: err.Error()})
-		}
-	}
-	return paths, refused
-}
-
 // pendingAll lists every item of ns as pending with msg, except files and
-// volumes (already reported by resolveAll when refused).
+// volumes (checkAll reports those).
 func pendingAll(ns *api.NodeState, msg string) []api.ItemStatus {
 	var out []api.ItemStatus
 	for _, u := range ns.Units {
@@ -267,13 +257,18 @@ func outcomeMessage(o volume.Outcome) string {
 	return fmt.Sprint(parts)
 }
 
-func (a *Applier) applyFiles(ns *api.NodeState, cs *ClusterState, paths map[string]string) []api.ItemStatus {
+func (a *Applier) applyFiles(ns *api.NodeState, cs *ClusterState, files map[string]checkedFile) []api.ItemStatus {
 	var items []api.ItemStatus
 	want := map[string]bool{}
 	for _, f := range ns.Files {
 		want[f.Path] = true
 		it := api.ItemStatus{Kind: KindFile, Name: f.Path, State: api.ItemOK}
-		wrote, err := writeFile(paths[f.Path], f)
+		c := files[f.Path]
+		err := c.err
+		wrote := false
+		if err == nil {
+			wrote, err = writeFile(a.host, c.rel, f, c.decoded)
+		}
 		if err != nil {
 			it.State, it.Message = api.ItemFailed, err.Error()
 			a.log().Error("write file", "path", f.Path, "err", err)
@@ -299,14 +294,20 @@ func (a *Applier) applyFiles(ns *api.NodeState, cs *ClusterState, paths map[stri
 	return items
 }
 
-// removeRecorded deletes a file kcore wrote earlier (still path-checked).
+// removeRecorded deletes a file kcore wrote earlier through the root's
+// handle. A recorded path the allow-list no longer takes (one an older
+// agent wrote into its own directory) is forgotten, not touched.
 func (a *Applier) removeRecorded(hostPath string) error {
-	p, err := Resolve(a.Root, hostPath)
+	rel, err := Resolve(hostPath)
+	if errors.Is(err, ErrPathNotAllowed) {
+		a.log().Warn("forget recorded file outside the allow-list", "path", hostPath, "err", err)
+		return nil
+	}
 	if err != nil {
 		return err
 	}
 	a.log().Info("remove file", "path", hostPath)
-	return removeFile(p)
+	return a.host.Remove(rel)
 }
 
 // teardown removes the units and files of clusters no longer rendered for this node.

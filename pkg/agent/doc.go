@@ -5,8 +5,11 @@
 // rendered for this node and applies them idempotently — volumes, then files,
 // then units, then tasks — reporting per-item status.
 //
-// Every host path goes through Resolve, which keeps it under the agent's
-// root and inside an allow-list of kcore's own directories. Progress is kept
-// in <root>/var/lib/kcore/agent-state.json so a restarted agent neither
-// re-runs finished tasks nor restarts running units.
+// Every rendered host path goes through Resolve, which keeps it inside an
+// allow-list of kcore's directories and out of the agent's own directory
+// (AgentDir); every file operation on it then runs beneath a confined
+// handle on the root (pkg/confined), which follows no symlink. Decoded
+// content is capped per file and per NodeState. Progress is kept in
+// <root>/var/lib/kcore/agent-state.json, through a handle of its own, so a
+// restarted agent neither re-runs finished tasks nor restarts running units.
 package agent

@@ -96,11 +96,8 @@ func (c *Collector) Collect(ctx context.Context, p Probe) (api.NodeFacts, error)
 	}
 	f.ARPAnswered = c.arp(ctx, p.ARP, ifaces, f.Addresses)
 	if p.Fsync {
-		dir, err := Resolve(c.Root, "/var/lib/etcd")
-		if err == nil {
-			f.Fsync, err = FsyncProbe(dir, c.FsyncSamples)
-		}
-		if err != nil {
+		var err error
+		if f.Fsync, err = FsyncProbe(c.Root, "/var/lib/etcd", c.FsyncSamples); err != nil {
 			errs = append(errs, err)
 		}
 	}

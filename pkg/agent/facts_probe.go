@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"os"
+
 	"sort"
 	"syscall"
 	"time"
@@ -13,6 +13,7 @@ import (
 	"github.com/vishvananda/netlink"
 
 	"kcore.dev/kcore/pkg/api"
+	"kcore.dev/kcore/pkg/confined"
 	"kcore.dev/kcore/pkg/execrun"
 )
 
@@ -113,20 +114,33 @@ func interfaceFor(ip net.IP, ifaces []api.Interface) string {
 	return ""
 }
 
-// FsyncProbe measures write+fdatasync latency in dir like etcd's fio recipe
-// (sequential 2300-byte appends, each followed by fdatasync), samples times.
-func FsyncProbe(dir string, samples int) (*api.FsyncLatency, error) {
+// FsyncProbe measures write+fdatasync latency in the host directory
+// hostDir under root (created 0700 through the root's confined handle) like
+// etcd's fio recipe (sequential 2300-byte appends, each followed by
+// fdatasync), samples times.
+func FsyncProbe(root, hostDir string, samples int) (*api.FsyncLatency, error) {
 	if samples <= 0 {
 		samples = 200
 	}
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, fmt.Errorf("fsync probe: %w", err)
-	}
-	f, err := os.CreateTemp(dir, ".kcore-fsync-probe-*")
+	rel, err := Resolve(hostDir)
 	if err != nil {
 		return nil, fmt.Errorf("fsync probe: %w", err)
 	}
-	defer os.Remove(f.Name())
+	host, err := confined.Open(root)
+	if err != nil {
+		return nil, fmt.Errorf("fsync probe: %w", err)
+	}
+	defer host.Close()
+	dir, err := host.Sub(rel, true, 0o700)
+	if err != nil {
+		return nil, fmt.Errorf("fsync probe: %w", err)
+	}
+	defer dir.Close()
+	f, remove, err := dir.CreateTemp(".kcore-fsync-probe-")
+	if err != nil {
+		return nil, fmt.Errorf("fsync probe: %w", err)
+	}
+	defer remove()
 	defer f.Close()
 	buf := make([]byte, 2300)
 	lat := make([]time.Duration, 0, samples)

@@ -70,8 +70,9 @@ func TestCollectFacts(t *testing.T) {
 }
 
 func TestFsyncProbe(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "etcd")
-	lat, err := FsyncProbe(dir, 20)
+	root := t.TempDir()
+	dir := filepath.Join(root, "var/lib/etcd")
+	lat, err := FsyncProbe(root, "/var/lib/etcd", 20)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"kcore.dev/kcore/pkg/api"
+	"kcore.dev/kcore/pkg/confined"
 )
 
 // TestWriteEncodedFile writes files whose content is base64 or gzip+base64
@@ -38,9 +39,20 @@ func TestWriteEncodedFile(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			path := filepath.Join(t.TempDir(), "snapshot.db")
-			f := api.File{Path: "/var/lib/etcd-restore/1/snapshot.db", Mode: 0o600, Content: tt.content, Encoding: tt.encoding, Secret: true}
-			wrote, err := writeFile(path, f)
+			root := t.TempDir()
+			dir, err := confined.Open(root)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer dir.Close()
+			const rel = "var/lib/etcd-restore/1/snapshot.db"
+			path := filepath.Join(root, rel)
+			f := api.File{Path: "/" + rel, Mode: 0o600, Content: tt.content, Encoding: tt.encoding, Secret: true}
+			d, err := measure(f, DefaultMaxFileBytes)
+			wrote := false
+			if err == nil {
+				wrote, err = writeFile(dir, rel, f, d)
+			}
 			if tt.wantErr {
 				if err == nil {
 					t.Fatal("writeFile succeeded, want an error")
@@ -57,7 +69,7 @@ func TestWriteEncodedFile(t *testing.T) {
 			if !bytes.Equal(got, want) {
 				t.Fatalf("file holds %q, want %q", got, want)
 			}
-			if wrote, err := writeFile(path, f); err != nil || wrote {
+			if wrote, err := writeFile(dir, rel, f, d); err != nil || wrote {
 				t.Fatalf("second writeFile = %v, %v, want no write", wrote, err)
 			}
 		})

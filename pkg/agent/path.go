@@ -3,15 +3,27 @@ package agent
 import (
 	"errors"
 	"fmt"
-	"os"
+	"path"
 	"path/filepath"
 	"strings"
+
+	"kcore.dev/kcore/pkg/confined"
 )
 
 // ErrPathNotAllowed refuses a host path outside the root or the allow-list.
 var ErrPathNotAllowed = errors.New("path not allowed")
 
-// AllowedPrefixes are the host directories the agent may write under.
+// ErrAgentDir refuses a rendered host path inside AgentDir; it comes
+// wrapped together with ErrPathNotAllowed.
+var ErrAgentDir = errors.New("path in the agent's own directory")
+
+// AgentDir is the agent's own directory: its state, node credentials,
+// volume ownership records and runtime state. Nothing rendered may name a
+// path in it; the agent writes it through its own handle (OpenAgentDir).
+const AgentDir = "/var/lib/kcore"
+
+// AllowedPrefixes are the host directories rendered files, mount paths and
+// the runtime directory may be in.
 func AllowedPrefixes() []string {
 	return []string{
 		"/etc/kubernetes",
@@ -20,7 +32,6 @@ func AllowedPrefixes() []string {
 		"/etc/cni/net.d",
 		"/etc/kcore",
 		"/etc/systemd/system",
-		"/var/lib/kcore",
 		"/var/lib/etcd",
 		"/var/lib/etcd-restore",
 		"/var/lib/kubelet",
@@ -31,22 +42,29 @@ func AllowedPrefixes() []string {
 	}
 }
 
+// within reports whether the clean absolute path p is dir or beneath it.
+func within(p, dir string) bool {
+	return p == dir || strings.HasPrefix(p, dir+"/")
+}
+
 // allowed reports whether the clean absolute path p is inside an allowed prefix.
 func allowed(p string) bool {
 	for _, pre := range AllowedPrefixes() {
-		if p == pre || strings.HasPrefix(p, pre+"/") {
+		if within(p, pre) {
 			return true
 		}
 	}
 	return false
 }
 
-// Resolve maps the absolute host path hostPath to where it lives under
-// root. It refuses (ErrPathNotAllowed) relative paths, any ".." element,
-// paths outside AllowedPrefixes, and paths whose existing part resolves
-// through symlinks to somewhere outside root or outside the allow-list.
-func Resolve(root, hostPath string) (string, error) {
-	if !filepath.IsAbs(hostPath) || strings.ContainsRune(hostPath, 0) {
+// Resolve checks the absolute host path hostPath and returns its name
+// relative to the root, for the root's confined handle. It refuses
+// (ErrPathNotAllowed) relative paths, any ".." element, a NUL, paths in
+// AgentDir (also ErrAgentDir) and paths outside AllowedPrefixes. It looks at
+// no file: symlinks are refused by the handle, at every component and at
+// the moment of each operation.
+func Resolve(hostPath string) (string, error) {
+	if !path.IsAbs(hostPath) || strings.ContainsRune(hostPath, 0) {
 		return "", fmt.Errorf("resolve %q: %w: not an absolute path", hostPath, ErrPathNotAllowed)
 	}
 	for _, el := range strings.Split(hostPath, "/") {
@@ -54,53 +72,47 @@ func Resolve(root, hostPath string) (string, error) {
 			return "", fmt.Errorf("resolve %q: %w: a parent (..) element", hostPath, ErrPathNotAllowed)
 		}
 	}
-	clean := filepath.Clean(hostPath)
+	clean := path.Clean(hostPath)
+	if within(clean, AgentDir) {
+		return "", fmt.Errorf("resolve %q: %w: %w %s", hostPath, ErrPathNotAllowed, ErrAgentDir, AgentDir)
+	}
 	if !allowed(clean) {
 		return "", fmt.Errorf("resolve %q: %w: outside %s", hostPath, ErrPathNotAllowed, strings.Join(AllowedPrefixes(), ", "))
 	}
-	absRoot, err := filepath.Abs(root)
-	if err != nil {
-		return "", fmt.Errorf("resolve %q: %w", hostPath, err)
-	}
-	realRoot, err := filepath.EvalSymlinks(absRoot)
-	if err != nil {
-		return "", fmt.Errorf("resolve %q: root: %w", hostPath, err)
-	}
-	full := filepath.Join(absRoot, clean)
-	real, err := realPath(full)
-	if err != nil {
-		return "", fmt.Errorf("resolve %q: %w", hostPath, err)
-	}
-	rel, err := filepath.Rel(realRoot, real)
-	if err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
-		return "", fmt.Errorf("resolve %q: %w: a symlink leads outside the root", hostPath, ErrPathNotAllowed)
-	}
-	if !allowed(filepath.Join("/", rel)) {
-		return "", fmt.Errorf("resolve %q: %w: a symlink leads to /%s", hostPath, ErrPathNotAllowed, rel)
-	}
-	return full, nil
+	return strings.TrimPrefix(clean, "/"), nil
 }
 
-// realPath resolves symlinks in the longest existing prefix of p and appends
-// the rest (which does not exist, so holds no symlink).
-func realPath(p string) (string, error) {
-	var rest []string
-	cur := p
-	for {
-		if _, err := os.Lstat(cur); err == nil {
-			real, err := filepath.EvalSymlinks(cur)
-			if err != nil {
-				return "", err
-			}
-			return filepath.Join(append([]string{real}, rest...)...), nil
-		} else if !errors.Is(err, os.ErrNotExist) {
-			return "", err
-		}
-		parent := filepath.Dir(cur)
-		if parent == cur {
-			return p, nil
-		}
-		rest = append([]string{filepath.Base(cur)}, rest...)
-		cur = parent
+// MountPoint creates the host directory hostPath under root through the
+// root's confined handle and returns its path, for the mount commands the
+// volume manager runs (which take a path).
+func MountPoint(root, hostPath string) (string, error) {
+	rel, err := Resolve(hostPath)
+	if err != nil {
+		return "", err
 	}
+	dir, err := confined.Open(root)
+	if err != nil {
+		return "", fmt.Errorf("create mount point %s: %w", hostPath, err)
+	}
+	defer dir.Close()
+	if err := dir.MkdirAll(rel, 0o755); err != nil {
+		return "", fmt.Errorf("create mount point %s: %w", hostPath, err)
+	}
+	return filepath.Join(root, rel), nil
+}
+
+// OpenAgentDir opens AgentDir under root (creating it 0755) as a handle of
+// its own: the agent's state, credentials and volume records are read and
+// written through it, never through a rendered path.
+func OpenAgentDir(root string) (*confined.Dir, error) {
+	dir, err := confined.Open(root)
+	if err != nil {
+		return nil, fmt.Errorf("open agent directory: %w", err)
+	}
+	defer dir.Close()
+	sub, err := dir.Sub(strings.TrimPrefix(AgentDir, "/"), true, 0o755)
+	if err != nil {
+		return nil, fmt.Errorf("open agent directory: %w", err)
+	}
+	return sub, nil
 }

@@ -47,7 +47,7 @@ func TestApplyPurgesOnlyVolumesKcoreCreated(t *testing.T) {
 				rec.OnStdout(lvs, `{"report":[{"lv":[]}]}`).OnExit("blkid -o value -s TYPE "+dev, 2, "").OnExit(findmnt, 1, "")
 			}
 			mgr := &volume.Manager{Runner: rec, StateDir: filepath.Join(root, "var/lib/kcore"),
-				Resolve: func(p string) (string, error) { return Resolve(root, p) }}
+				Resolve: func(p string) (string, error) { return MountPoint(root, p) }}
 			a := &Applier{Root: root, Runtime: &fakeRuntime{}, Runner: rec, Volumes: mgr}
 			ns := api.NodeState{Cluster: "lab", NodeID: "node-11", Generation: 1, Volumes: []api.VolumeOp{v}}
 			if reps, err := a.Apply(ctx, []api.NodeState{ns}); err != nil || Pending(reps) {

@@ -61,7 +61,7 @@ func TestAppliesRenderedClusters(t *testing.T) {
 				a := &Applier{
 					Root: root, Runtime: &fakeRuntime{}, Runner: rec,
 					Volumes: &volume.Manager{Runner: rec, StateDir: filepath.Join(root, "var/lib/kcore"),
-						Resolve: func(p string) (string, error) { return Resolve(root, p) }},
+						Resolve: func(p string) (string, error) { return MountPoint(root, p) }},
 					Health: func(context.Context, string) error { return nil },
 					Rebase: func(ns *api.NodeState) *api.NodeState { return render.Rebase(ns, root) },
 				}

@@ -1,17 +1,21 @@
 package agent
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
-
-	"kcore.dev/kcore/pkg/runtime"
 )
 
-// StatePath is where the agent keeps its progress, under the root.
-const StatePath = "/var/lib/kcore/agent-state.json"
+// StatePath is where the agent keeps its progress, under the root (in AgentDir).
+const StatePath = AgentDir + "/" + stateFile
+
+// stateFile is StatePath's name in AgentDir.
+const stateFile = "agent-state.json"
+
+// MaxStateFileBytes caps the state file the agent reads back.
+const MaxStateFileBytes = 16 << 20
 
 // State is what the agent has done, per cluster: it survives restarts so
 // finished work is not redone.
@@ -72,7 +76,12 @@ func (s *State) cluster(name string) *ClusterState {
 // LoadState reads the state file under root (empty when absent).
 func LoadState(root string) (*State, error) {
 	st := &State{Clusters: map[string]*ClusterState{}}
-	data, err := os.ReadFile(filepath.Join(root, StatePath))
+	dir, err := OpenAgentDir(root)
+	if err != nil {
+		return nil, fmt.Errorf("load agent state: %w", err)
+	}
+	defer dir.Close()
+	data, err := dir.ReadFile(stateFile, MaxStateFileBytes)
 	if errors.Is(err, os.ErrNotExist) {
 		return st, nil
 	}
@@ -88,13 +97,18 @@ func LoadState(root string) (*State, error) {
 	return st, nil
 }
 
-// save writes the state file atomically.
+// save writes the state file atomically through the agent directory's handle.
 func (s *State) save(root string) error {
 	data, err := json.MarshalIndent(s, "", "  ")
 	if err != nil {
 		return fmt.Errorf("save agent state: %w", err)
 	}
-	if err := runtime.WriteFileAtomic(filepath.Join(root, StatePath), append(data, '\n'), 0o600); err != nil {
+	dir, err := OpenAgentDir(root)
+	if err != nil {
+		return fmt.Errorf("save agent state: %w", err)
+	}
+	defer dir.Close()
+	if _, err := dir.WriteFile(stateFile, bytes.NewReader(append(data, '\n')), 0o600); err != nil {
 		return fmt.Errorf("save agent state: %w", err)
 	}
 	return nil

@@ -180,8 +180,8 @@ func (fl *agentFlags) build(log *slog.Logger) (*node, error) {
 		return nil, fmt.Errorf("parse --runtime %q: want supervisor, systemd or nixos", fl.runtime)
 	}
 	vols := &volume.Manager{
-		Runner: runner, StateDir: filepath.Join(root, "var/lib/kcore"), Log: log.With("component", "volume"),
-		Resolve: func(p string) (string, error) { return agent.Resolve(root, p) },
+		Runner: runner, StateDir: filepath.Join(root, agent.AgentDir), Log: log.With("component", "volume"),
+		Resolve: func(p string) (string, error) { return agent.MountPoint(root, p) },
 	}
 	n.applier = &agent.Applier{Root: root, Runtime: n.runtime, Volumes: vols, Runner: runner, BinDir: fl.binDir, Log: log.With("component", "apply")}
 	if root != "/" {

@@ -86,13 +86,13 @@ func e2eNodeState(node, root string, gen int64, kubeletConf, kubeletHash string,
 		Files: []api.File{
 			{Path: "/etc/kubernetes/pki/kubelet.key", Mode: 0o600, Content: "KEY-" + node, Secret: true},
 			{Path: "/etc/kubernetes/kubelet.conf", Mode: 0o644, Content: kubeletConf},
-			{Path: "/var/lib/kcore/runs/.keep", Mode: 0o644},
+			{Path: "/var/log/kcore/runs/.keep", Mode: 0o644},
 		},
 		Units: []api.Unit{
 			{Name: "kcore-etcd", Argv: []string{"sleep", "3600"}, InputHash: "e1"},
 			{Name: "kcore-kubelet", Argv: []string{"sleep", "3602"}, InputHash: kubeletHash},
 		},
-		Tasks: []api.Task{{Name: "kcore-nftables", Argv: []string{"mktemp", "-p", filepath.Join(root, "var/lib/kcore/runs")}, InputHash: "n1"}},
+		Tasks: []api.Task{{Name: "kcore-nftables", Argv: []string{"mktemp", "-p", filepath.Join(root, "var/log/kcore/runs")}, InputHash: "n1"}},
 	}
 	if withAPI {
 		ns.Units = append(ns.Units, api.Unit{Name: "kcore-kube-apiserver", Argv: []string{"sleep", "3601"}, After: []string{"kcore-etcd"}, InputHash: "a1"})
@@ -226,7 +226,7 @@ func TestAgentsAgainstARealController(t *testing.T) {
 	if got := unitPIDs(t, a.root); got["kcore-etcd"] != pids["kcore-etcd"] || got["kcore-kubelet"] != pids["kcore-kubelet"] {
 		t.Fatalf("agent restart restarted units: %v -> %v", pids, got)
 	}
-	runs, _ := filepath.Glob(filepath.Join(a.root, "var/lib/kcore/runs/tmp.*"))
+	runs, _ := filepath.Glob(filepath.Join(a.root, "var/log/kcore/runs/tmp.*"))
 	if len(runs) != 1 {
 		t.Fatalf("task ran %d times, want once", len(runs))
 	}
