@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
@@ -51,7 +50,7 @@ func NewNixOS(root, binDir string, r execrun.Runner, log *slog.Logger) (*NixOS, 
 		log = slog.New(slog.DiscardHandler)
 	}
 	n := &NixOS{root: root, binDir: binDir, runner: r, log: log, units: map[string]api.Unit{}}
-	data, err := os.ReadFile(n.statePath())
+	data, err := readBeneath(n.root, nixosStateRel)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return nil, fmt.Errorf("load nixos state: %w", err)
 	}
@@ -67,10 +66,8 @@ func NewNixOS(root, binDir string, r execrun.Runner, log *slog.Logger) (*NixOS, 
 	return n, nil
 }
 
-func (n *NixOS) statePath() string { return filepath.Join(n.root, NixOSStatePath) }
-func (n *NixOS) switchedPath() string {
-	return filepath.Join(n.root, "var/lib/kcore/nixos-switched")
-}
+// nixosStateRel is NixOSStatePath beneath the root.
+const nixosStateRel = "etc/kcore/node-state.json"
 
 // Ensure implements Runtime; the change takes effect at Flush.
 func (n *NixOS) Ensure(_ context.Context, u api.Unit) (bool, error) {
@@ -116,18 +113,18 @@ func (n *NixOS) Flush(ctx context.Context) error {
 	}
 	sum := sha256.Sum256(data)
 	want := hex.EncodeToString(sum[:])
-	if cur, err := os.ReadFile(n.statePath()); err != nil || string(cur) != string(data) {
-		if err := WriteFileAtomic(n.statePath(), data, 0o644); err != nil {
+	if cur, err := readBeneath(n.root, nixosStateRel); err != nil || string(cur) != string(data) {
+		if err := writeBeneath(n.root, nixosStateRel, data, 0o644); err != nil {
 			return fmt.Errorf("flush nixos state: %w", err)
 		}
 	}
-	if done, err := os.ReadFile(n.switchedPath()); err == nil && strings.TrimSpace(string(done)) == want {
+	if done, err := readBeneath(n.root, nixosSwitchedRel); err == nil && strings.TrimSpace(string(done)) == want {
 		return nil
 	}
 	if _, err := n.runner.Run(ctx, []string{"nixos-rebuild", "switch"}, execrun.WithTimeout(30*time.Minute)); err != nil {
 		return fmt.Errorf("flush nixos state: %w", err)
 	}
-	if err := WriteFileAtomic(n.switchedPath(), []byte(want+"\n"), 0o644); err != nil {
+	if err := writeBeneath(n.root, nixosSwitchedRel, []byte(want+"\n"), 0o644); err != nil {
 		return fmt.Errorf("flush nixos state: %w", err)
 	}
 	n.log.Info("nixos-rebuild switch done", "state", want)

@@ -80,9 +80,7 @@ func (c *SupervisorConfig) defaults() {
 // KCORE_* environment of orphaned group leaders), so an agent restart never
 // runs a unit twice.
 type Supervisor struct {
-	cfg       SupervisorConfig
-	statePath string
-	logDir    string
+	cfg SupervisorConfig
 
 	ops    sync.Mutex // serializes Ensure and Stop
 	mu     sync.Mutex // guards units, detached and every proc's fields
@@ -112,11 +110,9 @@ func NewSupervisor(cfg SupervisorConfig) (*Supervisor, error) {
 	}
 	cfg.Root = root
 	s := &Supervisor{
-		cfg:       cfg,
-		statePath: filepath.Join(root, "var/lib/kcore/supervisor.json"),
-		logDir:    filepath.Join(root, "var/log/kcore"),
-		units:     map[string]*proc{},
-		detach:    make(chan struct{}),
+		cfg:    cfg,
+		units:  map[string]*proc{},
+		detach: make(chan struct{}),
 	}
 	if err := s.load(); err != nil {
 		return nil, err
@@ -125,7 +121,12 @@ func NewSupervisor(cfg SupervisorConfig) (*Supervisor, error) {
 }
 
 // LogPath is where the unit's output is appended.
-func (s *Supervisor) LogPath(name string) string { return filepath.Join(s.logDir, name+".log") }
+func (s *Supervisor) LogPath(name string) string {
+	return filepath.Join(s.cfg.Root, s.logRel(name))
+}
+
+// logRel is the unit's log file beneath the root.
+func (s *Supervisor) logRel(name string) string { return logDirRel + "/" + name + ".log" }
 
 // Ensure implements Runtime.
 func (s *Supervisor) Ensure(ctx context.Context, u api.Unit) (bool, error) {

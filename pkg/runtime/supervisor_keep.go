@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"sort"
 	"strings"
 	"syscall"
@@ -146,10 +145,7 @@ func (s *Supervisor) start(p *proc) (int, <-chan exitInfo, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	if err := os.MkdirAll(s.logDir, 0o755); err != nil {
-		return 0, nil, fmt.Errorf("create log dir: %w", err)
-	}
-	logf, err := os.OpenFile(filepath.Join(s.logDir, u.Name+".log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o640)
+	logf, err := appendBeneath(s.cfg.Root, s.logRel(u.Name), 0o640)
 	if err != nil {
 		return 0, nil, fmt.Errorf("open log: %w", err)
 	}

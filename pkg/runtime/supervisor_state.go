@@ -39,7 +39,7 @@ func (s *Supervisor) persistLocked() {
 	}
 	data, err := json.MarshalIndent(st, "", "  ")
 	if err == nil {
-		err = WriteFileAtomic(s.statePath, append(data, '\n'), 0o600)
+		err = writeBeneath(s.cfg.Root, supervisorStateRel, append(data, '\n'), 0o600)
 	}
 	if err != nil {
 		s.cfg.Log.Error("persist supervisor state", "err", err)
@@ -48,14 +48,14 @@ func (s *Supervisor) persistLocked() {
 
 // load reads the state file, adopts live processes and finds orphans.
 func (s *Supervisor) load() error {
-	data, err := os.ReadFile(s.statePath)
+	data, err := readBeneath(s.cfg.Root, supervisorStateRel)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("load supervisor state: %w", err)
 	}
 	var st supervisorState
 	if len(data) > 0 {
 		if err := json.Unmarshal(data, &st); err != nil {
-			return fmt.Errorf("load supervisor state %s: %w", s.statePath, err)
+			return fmt.Errorf("load supervisor state %s: %w", supervisorStateRel, err)
 		}
 	}
 	now := time.Now()

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -33,11 +32,8 @@ type Systemd struct {
 	Log *slog.Logger
 }
 
-func (s *Systemd) unitDir() string { return filepath.Join(s.Root, "etc/systemd/system") }
-
-func (s *Systemd) unitPath(name string) string {
-	return filepath.Join(s.unitDir(), name+".service")
-}
+// unitRel is the unit's file beneath the root.
+func unitRel(name string) string { return unitDirRel + "/" + name + ".service" }
 
 func (s *Systemd) log() *slog.Logger {
 	if s.Log == nil {
@@ -57,8 +53,8 @@ func (s *Systemd) Ensure(ctx context.Context, u api.Unit) (bool, error) {
 		return false, fmt.Errorf("ensure unit %q: %w", u.Name, err)
 	}
 	want := SystemdUnitFile(u, UnitBinDir(u, s.BinDir, s.ReleasesDir))
-	path := s.unitPath(u.Name)
-	old, err := os.ReadFile(path)
+	rel := unitRel(u.Name)
+	old, err := readBeneath(s.Root, rel)
 	exists := err == nil
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return false, fmt.Errorf("ensure unit %s: %w", u.Name, err)
@@ -66,7 +62,7 @@ func (s *Systemd) Ensure(ctx context.Context, u api.Unit) (bool, error) {
 	if exists && string(old) == want {
 		return false, nil
 	}
-	if err := WriteFileAtomic(path, []byte(want), 0o644); err != nil {
+	if err := writeBeneath(s.Root, rel, []byte(want), 0o644); err != nil {
 		return false, fmt.Errorf("ensure unit %s: %w", u.Name, err)
 	}
 	svc := u.Name + ".service"
@@ -82,9 +78,9 @@ func (s *Systemd) Ensure(ctx context.Context, u api.Unit) (bool, error) {
 			// Put the old file back (or none), so the next Ensure sees the
 			// difference and runs the steps again.
 			if exists {
-				WriteFileAtomic(path, old, 0o644)
+				writeBeneath(s.Root, rel, old, 0o644)
 			} else {
-				os.Remove(path)
+				removeBeneath(s.Root, rel)
 			}
 			return false, fmt.Errorf("ensure unit %s: %w", u.Name, err)
 		}
@@ -95,8 +91,8 @@ func (s *Systemd) Ensure(ctx context.Context, u api.Unit) (bool, error) {
 
 // Stop implements Runtime: stop, disable, remove the unit file, daemon-reload.
 func (s *Systemd) Stop(ctx context.Context, name string) error {
-	path := s.unitPath(name)
-	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+	rel := unitRel(name)
+	if _, err := readBeneath(s.Root, rel); errors.Is(err, os.ErrNotExist) {
 		return nil
 	}
 	svc := name + ".service"
@@ -105,7 +101,7 @@ func (s *Systemd) Stop(ctx context.Context, name string) error {
 			return fmt.Errorf("stop unit %s: %w", name, err)
 		}
 	}
-	if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+	if err := removeBeneath(s.Root, rel); err != nil {
 		return fmt.Errorf("stop unit %s: %w", name, err)
 	}
 	if _, err := s.systemctl(ctx, "daemon-reload"); err != nil {
@@ -116,7 +112,7 @@ func (s *Systemd) Stop(ctx context.Context, name string) error {
 
 // Status implements Runtime with systemctl show.
 func (s *Systemd) Status(ctx context.Context, name string) (UnitStatus, error) {
-	content, err := os.ReadFile(s.unitPath(name))
+	content, err := readBeneath(s.Root, unitRel(name))
 	if err != nil {
 		return UnitStatus{}, fmt.Errorf("status of %s: %w", name, ErrUnknownUnit)
 	}
@@ -166,7 +162,7 @@ func parseSystemctlShow(name, hash string, oneshot bool, out string) UnitStatus 
 
 // List implements Runtime: every unit file carrying HashMarker.
 func (s *Systemd) List(context.Context) ([]string, error) {
-	entries, err := os.ReadDir(s.unitDir())
+	entries, err := readDirBeneath(s.Root, unitDirRel)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
@@ -179,7 +175,7 @@ func (s *Systemd) List(context.Context) ([]string, error) {
 		if !ok || e.IsDir() {
 			continue
 		}
-		data, err := os.ReadFile(filepath.Join(s.unitDir(), e.Name()))
+		data, err := readBeneath(s.Root, unitDirRel+"/"+e.Name())
 		if err == nil && strings.Contains(string(data), HashMarker) {
 			names = append(names, name)
 		}

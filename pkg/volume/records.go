@@ -1,13 +1,13 @@
 package volume
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 
-	"kcore.dev/kcore/pkg/runtime"
+	"kcore.dev/kcore/pkg/confined"
 )
 
 // Record is what kcore knows about one volume. Owned is true only for
@@ -23,14 +23,32 @@ type Record struct {
 	FSBytes int64 `json:"fsBytes,omitempty"`
 }
 
-func (m *Manager) recordsPath() string { return filepath.Join(m.StateDir, "volumes.json") }
+// recordsFile is the ownership record's name in StateDir.
+const recordsFile = "volumes.json"
+
+// MaxRecordsBytes caps the ownership record read back.
+const MaxRecordsBytes = 16 << 20
+
+// stateDir opens StateDir as a confined handle (creating it 0755): the
+// record is read and written beneath it, never through a symlink.
+func (m *Manager) stateDir() (*confined.Dir, error) {
+	if err := os.MkdirAll(m.StateDir, 0o755); err != nil {
+		return nil, err
+	}
+	return confined.Open(m.StateDir)
+}
 
 // Records returns the ownership record by volume name.
 func (m *Manager) Records() (map[string]Record, error) { return m.loadRecords() }
 
 func (m *Manager) loadRecords() (map[string]Record, error) {
 	out := map[string]Record{}
-	data, err := os.ReadFile(m.recordsPath())
+	dir, err := m.stateDir()
+	if err != nil {
+		return nil, fmt.Errorf("load volume records: %w", err)
+	}
+	defer dir.Close()
+	data, err := dir.ReadFile(recordsFile, MaxRecordsBytes)
 	if errors.Is(err, os.ErrNotExist) {
 		return out, nil
 	}
@@ -61,7 +79,12 @@ func (m *Manager) updateRecords(fn func(map[string]Record)) error {
 	if err != nil {
 		return fmt.Errorf("save volume records: %w", err)
 	}
-	if err := runtime.WriteFileAtomic(m.recordsPath(), append(data, '\n'), 0o600); err != nil {
+	dir, err := m.stateDir()
+	if err != nil {
+		return fmt.Errorf("save volume records: %w", err)
+	}
+	defer dir.Close()
+	if _, err := dir.WriteFile(recordsFile, bytes.NewReader(append(data, '\n')), 0o600); err != nil {
 		return fmt.Errorf("save volume records: %w", err)
 	}
 	return nil
