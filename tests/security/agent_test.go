@@ -106,6 +106,50 @@ func TestAgentSymlinkSwapAfterCheck(t *testing.T) {
 	}
 }
 
+// TestAgentPreexistingSymlinksRefused applies files whose paths cross
+// symlinks already under the root — absolute and relative, out of the root
+// and into the agent's own directory — and paths with ".." or no leading
+// slash: each is refused, nothing lands outside, the node key is kept.
+func TestAgentPreexistingSymlinksRefused(t *testing.T) {
+	outside := t.TempDir()
+	a, root := newApplier(t, nil)
+	key := []byte("node key")
+	if err := agent.StoreCredentials(root, agent.Credentials{Cert: []byte("cert"), Key: key, CA: []byte("ca")}); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(root, "etc/kubernetes"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for link, target := range map[string]string{
+		"etc/keepalived":       outside,
+		"etc/kubernetes/rel":   "../../../" + filepath.Base(outside),
+		"etc/kubernetes/agent": "../../var/lib/kcore/agent",
+	} {
+		if err := os.Symlink(target, filepath.Join(root, link)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, p := range []string{
+		"/etc/keepalived/keepalived.conf",
+		"/etc/kubernetes/rel/x",
+		"/etc/kubernetes/agent/node.key",
+		"/etc/kubernetes/../../" + filepath.Base(outside) + "/x",
+		"etc/kubernetes/x",
+	} {
+		reports, err := a.Apply(context.Background(), []api.NodeState{fileState(1, api.File{Path: p, Content: "owned"})})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if it := itemsOf(reports, agent.KindFile)[p]; it.State != api.ItemFailed {
+			t.Errorf("%s reported %+v, want failed", p, it)
+		}
+	}
+	assertEmpty(t, outside)
+	if creds, _, err := agent.LoadCredentials(root); err != nil || !bytes.Equal(creds.Key, key) {
+		t.Errorf("node key after the applies = %q, %v; want it untouched", creds.Key, err)
+	}
+}
+
 // TestAgentSymlinkSwapRace applies NodeStates while another goroutine keeps
 // swapping a directory of the root for a symlink to outside and back.
 func TestAgentSymlinkSwapRace(t *testing.T) {
