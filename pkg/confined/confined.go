@@ -66,22 +66,29 @@ func check(name string) error {
 // openat opens name beneath dirfd without crossing a symlink.
 func openat(dirfd int, name string, flags int, mode uint32) (int, error) {
 	how := &unix.OpenHow{Flags: uint64(flags | unix.O_CLOEXEC), Mode: uint64(mode), Resolve: resolveFlags}
+	fd, err := retried(func() (int, error) { return unix.Openat2(dirfd, name, how) })
+	switch {
+	case err == nil:
+		return fd, nil
+	case errors.Is(err, unix.ELOOP), errors.Is(err, unix.EXDEV):
+		return -1, fmt.Errorf("%q: %w: %w", name, ErrEscape, err)
+	case errors.Is(err, unix.ENOSYS):
+		return -1, fmt.Errorf("%q: openat2 is not supported by this kernel (Linux 5.6 or later is needed): %w", name, err)
+	}
+	return -1, fmt.Errorf("%q: %w", name, err)
+}
+
+// retried calls open until it does not fail with EAGAIN or EINTR, at most
+// MaxRetries times.
+func retried(open func() (int, error)) (int, error) {
+	var err error
 	for range MaxRetries {
-		fd, err := unix.Openat2(dirfd, name, how)
-		switch {
-		case err == nil:
-			return fd, nil
-		case errors.Is(err, unix.EAGAIN), errors.Is(err, unix.EINTR):
-			continue
-		case errors.Is(err, unix.ELOOP), errors.Is(err, unix.EXDEV):
-			return -1, fmt.Errorf("%q: %w: %w", name, ErrEscape, err)
-		case errors.Is(err, unix.ENOSYS):
-			return -1, fmt.Errorf("%q: openat2 is not supported by this kernel (Linux 5.6 or later is needed): %w", name, err)
-		default:
-			return -1, fmt.Errorf("%q: %w", name, err)
+		var fd int
+		if fd, err = open(); !errors.Is(err, unix.EAGAIN) && !errors.Is(err, unix.EINTR) {
+			return fd, err
 		}
 	}
-	return -1, fmt.Errorf("%q: lookup raced %d times: %w", name, MaxRetries, unix.EAGAIN)
+	return -1, fmt.Errorf("lookup raced %d times: %w", MaxRetries, err)
 }
 
 // elements splits a checked name into its path elements, dropping "." and

@@ -174,3 +174,24 @@ func TestOpenFileRefusesNonRegular(t *testing.T) {
 }
 
 func mkfifo(p string) error { return unix.Mkfifo(p, 0o600) }
+
+// TestRetriedStopsAtMaxRetries retries a lookup the kernel asks to retry
+// MaxRetries times and no more.
+func TestRetriedStopsAtMaxRetries(t *testing.T) {
+	for _, fails := range []int{MaxRetries - 1, MaxRetries} {
+		calls := 0
+		fd, err := retried(func() (int, error) {
+			calls++
+			if calls <= fails {
+				return -1, unix.EAGAIN
+			}
+			return 7, nil
+		})
+		switch {
+		case fails < MaxRetries && (err != nil || fd != 7 || calls != fails+1):
+			t.Errorf("%d failures: fd %d, %v after %d calls; want success", fails, fd, err, calls)
+		case fails == MaxRetries && (!errors.Is(err, unix.EAGAIN) || calls != MaxRetries):
+			t.Errorf("%d failures: %v after %d calls; want EAGAIN after %d", fails, err, calls, MaxRetries)
+		}
+	}
+}

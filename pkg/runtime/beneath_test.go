@@ -71,3 +71,17 @@ func TestSupervisorLogSymlinkRefused(t *testing.T) {
 	}
 	assertNothingIn(t, outside)
 }
+
+// TestOwnFileReadAtItsCap reads a file of exactly MaxOwnFileBytes and
+// refuses one a byte longer.
+func TestOwnFileReadAtItsCap(t *testing.T) {
+	root := t.TempDir()
+	for _, extra := range []int{0, 1} {
+		if err := writeBeneath(root, unitRel("u"), make([]byte, MaxOwnFileBytes+extra), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := readBeneath(root, unitRel("u")); (err != nil) != (extra == 1) {
+			t.Errorf("file %d bytes past the cap: %v", extra, err)
+		}
+	}
+}

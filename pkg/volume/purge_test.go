@@ -3,7 +3,9 @@ package volume
 import (
 	"context"
 	"errors"
+	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"kcore.dev/kcore/pkg/execrun"
@@ -71,4 +73,19 @@ func TestPurgeRefusesForeignVolumes(t *testing.T) {
 		t.Fatalf("purge of a volume kcore did not create: %v", err)
 	}
 	checkCommands(t, "purge foreign", rec, nil)
+}
+
+// TestRecordsReadBackAtTheirCap reads an ownership record of exactly
+// MaxRecordsBytes and refuses one a byte longer.
+func TestRecordsReadBackAtTheirCap(t *testing.T) {
+	for _, extra := range []int{0, 1} {
+		m := &Manager{StateDir: t.TempDir()}
+		data := "{}" + strings.Repeat(" ", MaxRecordsBytes+extra-2)
+		if err := os.WriteFile(filepath.Join(m.StateDir, recordsFile), []byte(data), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := m.Records(); (err != nil) != (extra == 1) {
+			t.Errorf("records %d bytes past the cap: %v", extra, err)
+		}
+	}
 }
