@@ -242,24 +242,28 @@ func TestAgentRefusesItsOwnDirectory(t *testing.T) {
 	}
 }
 
-// gzipZeros is gzip+base64 content that expands to n zero bytes.
+// gzipZeros is gzip+base64 content that expands to n zero bytes (n a
+// multiple of 1 MiB): one gzip member of 1 MiB of zeros, about 1 KiB,
+// repeated — a reader takes concatenated members as one stream, so the
+// bomb costs the test next to nothing to build.
 func gzipZeros(t *testing.T, n int64) string {
 	t.Helper()
-	var buf bytes.Buffer
-	zw, err := gzip.NewWriterLevel(&buf, gzip.BestCompression)
+	const member = 1 << 20
+	if n%member != 0 {
+		t.Fatalf("gzipZeros(%d): not a multiple of %d", n, member)
+	}
+	var one bytes.Buffer
+	zw, err := gzip.NewWriterLevel(&one, gzip.BestCompression)
 	if err != nil {
 		t.Fatal(err)
 	}
-	chunk := make([]byte, 1<<20)
-	for left := n; left > 0; left -= int64(len(chunk)) {
-		if _, err := zw.Write(chunk[:min(left, int64(len(chunk)))]); err != nil {
-			t.Fatal(err)
-		}
+	if _, err := zw.Write(make([]byte, member)); err != nil {
+		t.Fatal(err)
 	}
 	if err := zw.Close(); err != nil {
 		t.Fatal(err)
 	}
-	return base64.StdEncoding.EncodeToString(buf.Bytes())
+	return base64.StdEncoding.EncodeToString(bytes.Repeat(one.Bytes(), int(n/member)))
 }
 
 // applyMeasured applies states and returns the reports and the bytes the
@@ -281,12 +285,17 @@ func applyMeasured(t *testing.T, a *agent.Applier, states []api.NodeState) ([]ap
 // below the per-file cap, so no decompressed file was held in memory.
 const allocBound = 16 << 20
 
-// TestAgentGzipBombRefused sends one file whose gzip content expands past
-// the per-file cap.
+// bombBytes is what the gzip bomb expands to: 1 GiB from about 1 MiB of
+// gzip, like the state that once made an agent write a 1 GiB file.
+const bombBytes = 1 << 30
+
+// TestAgentGzipBombRefused sends one file whose gzip content expands far
+// past the per-file cap.
 func TestAgentGzipBombRefused(t *testing.T) {
 	a, root := newApplier(t, nil)
 	const path = "/var/lib/etcd-restore/1/snapshot.db"
-	bomb := gzipZeros(t, 2*agent.DefaultMaxFileBytes)
+	bomb := gzipZeros(t, bombBytes)
+	t.Logf("gzip bomb: %d KiB of base64 expanding to %d MiB", len(bomb)>>10, bombBytes>>20)
 	ns := fileState(1, api.File{Path: path, Encoding: api.EncodingGzipBase64, Content: bomb, Secret: true})
 	reports, alloc := applyMeasured(t, a, []api.NodeState{ns})
 	if it := itemsOf(reports, agent.KindFile)[path]; it.State != api.ItemFailed || !strings.Contains(it.Message, "larger than") {
