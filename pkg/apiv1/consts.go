@@ -58,6 +58,10 @@ const (
 	// request id was already applied: the answer is the first one's and
 	// nothing was applied again.
 	HeaderRequestReplayed = "X-Kcore-Request-Replayed"
+	// HeaderIntent names what a ClusterUpdate write means to its caller
+	// (one of UpdateIntents: approve, pause, …), recorded as the audit
+	// entry's action; the write itself is an ordinary object write.
+	HeaderIntent = "X-Kcore-Intent"
 	// ParamIndex is the blocking-query index: return once the result changes past it.
 	ParamIndex = "index"
 	// ParamWait is the blocking-query wait, a Go duration (e.g. 30s), capped at MaxWait.

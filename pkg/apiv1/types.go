@@ -192,6 +192,11 @@ type AuditEntry struct {
 	Method string `json:"method"`
 	// Route is the routing-table pattern, e.g. "PUT /v1/objects/{kind}/{name...}".
 	Route string `json:"route"`
+	// Action names what the call did: the route's action ("apply", "join",
+	// "put", …) or, for a ClusterUpdate write, the intent its caller
+	// declared ("approve", "pause", …). Empty in entries written before
+	// actions were recorded.
+	Action string `json:"action,omitempty"`
 	// Object is "kind/name" when the call names one.
 	Object string `json:"object,omitempty"`
 	// PlanHash is the plan's hash when the call carried one.
@@ -270,3 +275,7 @@ type KubeconfigResponse struct {
 	// Expires is the certificate's expiry, RFC 3339.
 	Expires string `json:"expires"`
 }
+
+// UpdateIntents are the intents a ClusterUpdate write may declare in
+// HeaderIntent: the kctl update commands that write one.
+func UpdateIntents() []string { return []string{"approve", "pause", "resume", "rollback"} }

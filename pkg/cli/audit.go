@@ -161,6 +161,9 @@ func summaryCell(sum *apiv1.AnonymousSummary) string {
 // auditAction is the call's method and route; a route pattern that
 // already starts with its method is shown as it is.
 func auditAction(e apiv1.AuditEntry) string {
+	if e.Action != "" {
+		return e.Action
+	}
 	if strings.HasPrefix(e.Route, e.Method+" ") || e.Method == "" {
 		return e.Route
 	}

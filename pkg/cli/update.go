@@ -135,7 +135,7 @@ func newUpdateActionCmd(s Streams, a updateAction) *cobra.Command {
 			if a.approve {
 				u.Spec.Approve = true
 			}
-			if _, err := c.Put(cmdContext(cmd), api.KindClusterUpdate, u.Metadata.Name, u, &o); err != nil {
+			if _, err := c.PutUpdate(cmdContext(cmd), u.Metadata.Name, a.name, u, &o); err != nil {
 				return fmt.Errorf("%s ClusterUpdate %s: %w", a.name, u.Metadata.Name, err)
 			}
 			_, err = fmt.Fprintf(s.Out, "ClusterUpdate %q: phase %s → %s (%s recorded for the roller)\n", u.Metadata.Name, orUnknown(from), u.Status.Phase, a.name)

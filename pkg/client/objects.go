@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"time"
 
+	"kcore.dev/kcore/pkg/api"
 	"kcore.dev/kcore/pkg/apiv1"
 )
 
@@ -109,7 +110,16 @@ func (c *Client) ListWith(ctx context.Context, kind string, opts ReadOptions) (a
 // reuses, so it is applied at most once even when an answer is lost in a
 // leader change; a retry gets the first attempt's answer.
 func (c *Client) Put(ctx context.Context, kind, name string, obj any, cas *uint64) (uint64, error) {
-	req := request{method: http.MethodPut, path: objectPath(kind, name), query: casQuery(cas), once: true}
+	return c.put(ctx, request{method: http.MethodPut, path: objectPath(kind, name), query: casQuery(cas), once: true}, obj)
+}
+
+// PutUpdate stores a ClusterUpdate like Put, declaring what the write means
+// (one of apiv1.UpdateIntents), which the audit log records as its action.
+func (c *Client) PutUpdate(ctx context.Context, name, intent string, obj any, cas *uint64) (uint64, error) {
+	return c.put(ctx, request{method: http.MethodPut, path: objectPath(api.KindClusterUpdate, name), query: casQuery(cas), once: true, intent: intent}, obj)
+}
+
+func (c *Client) put(ctx context.Context, req request, obj any) (uint64, error) {
 	var in any = obj
 	switch b := obj.(type) {
 	case json.RawMessage:

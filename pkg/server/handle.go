@@ -26,6 +26,9 @@ type call struct {
 	object string
 	// planHash is the plan's hash for the audit entry, when there is one.
 	planHash string
+	// intent is the ClusterUpdate intent the caller declared, recorded as
+	// the audit entry's action instead of the route's.
+	intent string
 	// status is the success status; 0 means 200.
 	status int
 	// wrote is set by handlers that wrote the response themselves.
@@ -212,4 +215,13 @@ func newID() string {
 // caller has gone (audit entries).
 func detached(ctx context.Context) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+}
+
+// action is what the audit entry says the call did: the declared intent of
+// a ClusterUpdate write, else the route's action.
+func (c *call) action() string {
+	if c.intent != "" {
+		return c.intent
+	}
+	return c.rt.action
 }

@@ -3,6 +3,7 @@ package server
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
 	"strconv"
 
 	"kcore.dev/kcore/pkg/api"
@@ -104,6 +105,9 @@ func writableKind(kind string) error {
 func (s *Server) putObject(c *call) (any, error) {
 	kind, name := kindOf(c), c.r.PathValue("name")
 	if err := mayWrite(c, kind); err != nil {
+		return nil, err
+	}
+	if err := readIntent(c, kind); err != nil {
 		return nil, err
 	}
 	if err := writableKind(kind); err != nil {
@@ -211,4 +215,19 @@ func sameJSON(a, b []byte) bool {
 		return false
 	}
 	return bytes.Equal(ca.Bytes(), cb.Bytes())
+}
+
+// readIntent takes the caller's declared intent (apiv1.HeaderIntent) of a
+// ClusterUpdate write; any other kind, or an intent not in
+// apiv1.UpdateIntents, is refused.
+func readIntent(c *call, kind string) error {
+	v := c.r.Header.Get(apiv1.HeaderIntent)
+	if v == "" {
+		return nil
+	}
+	if kind != api.KindClusterUpdate || !slices.Contains(apiv1.UpdateIntents(), v) {
+		return badRequest("%s %q: only a ClusterUpdate write may declare an intent, one of %v", apiv1.HeaderIntent, v, apiv1.UpdateIntents())
+	}
+	c.intent = v
+	return nil
 }

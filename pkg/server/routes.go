@@ -28,6 +28,8 @@ type route struct {
 	// pattern is the http.ServeMux pattern; it is also the route's name in
 	// metrics and audit entries.
 	pattern string
+	// action names what the route does, in audit entries and kctl audit.
+	action string
 	// roles may call the route besides cluster-admin, which may call all.
 	roles []string
 	// anyRole lets every known role call the route.
@@ -54,38 +56,38 @@ func (s *Server) routes(reg *prometheus.Registry) []*route {
 	readers := []string{apiv1.RoleViewer, apiv1.RoleOperator}
 	nodes := []string{apiv1.RoleNode}
 	return []*route{
-		{pattern: "GET /v1/health", anyRole: true, mode: anyReplica, handle: s.health},
-		{pattern: "GET /metrics", anyRole: true, mode: anyReplica, handle: func(c *call) (any, error) {
+		{pattern: "GET /v1/health", action: "health", anyRole: true, mode: anyReplica, handle: s.health},
+		{pattern: "GET /metrics", action: "metrics", anyRole: true, mode: anyReplica, handle: func(c *call) (any, error) {
 			c.wrote = true
 			metricsHandler.ServeHTTP(c.w, c.r)
 			return nil, nil
 		}},
-		{pattern: "GET /v1/objects/{kind}", roles: readers, mode: leaderRead, handle: s.listObjects},
-		{pattern: "GET /v1/objects/{kind}/{name...}", roles: readers, mode: leaderRead, handle: s.getObject},
-		{pattern: "PUT /v1/objects/{kind}/{name...}", roles: []string{apiv1.RoleOperator}, mode: leaderWrite, audit: true, handle: s.putObject},
-		{pattern: "DELETE /v1/objects/{kind}/{name...}", roles: []string{apiv1.RoleOperator}, mode: leaderWrite, audit: true, handle: s.deleteObject},
-		{pattern: "GET /v1/nodes/{id}/state", roles: []string{apiv1.RoleNode, apiv1.RoleViewer, apiv1.RoleOperator}, ownNode: true, mode: leaderRead, handle: s.nodeState},
-		{pattern: "PUT /v1/nodes/{id}/facts", roles: nodes, ownNode: true, mode: leaderWrite, audit: true, handle: s.putFacts},
-		{pattern: "POST /v1/nodes/{id}/heartbeat", roles: nodes, ownNode: true, mode: leaderWrite, handle: s.heartbeat},
-		{pattern: "PUT /v1/nodes/{id}/report", roles: nodes, ownNode: true, mode: leaderWrite, audit: true, handle: s.putReport},
-		{pattern: "POST /v1/nodes/{id}/renew", roles: nodes, ownNode: true, mode: leaderWrite, audit: true, handle: s.renewNodeCert},
-		{pattern: "POST /v1/join", anonymous: true, mode: leaderWrite, audit: true, handle: s.join},
-		{pattern: "POST /v1/tokens", mode: leaderWrite, audit: true, handle: s.createToken},
-		{pattern: "POST /v1/certs", mode: leaderWrite, audit: true, handle: s.issueCert},
-		{pattern: "POST /v1/revocations", mode: leaderWrite, audit: true, handle: s.revokeCert},
-		{pattern: "GET /v1/members", roles: readers, mode: leaderRead, handle: s.listMembers},
-		{pattern: "POST /v1/members", roles: []string{apiv1.RoleController}, mode: leaderWrite, audit: true, handle: s.addMember},
-		{pattern: "DELETE /v1/members/{id}", mode: leaderWrite, audit: true, handle: s.removeMember},
-		{pattern: "GET /v1/snapshot", mode: leaderRead, handle: s.saveSnapshot},
-		{pattern: "PUT /v1/snapshot", mode: leaderWrite, audit: true, maxBody: MaxSnapshotBody, handle: s.restoreSnapshot},
-		{pattern: "GET /v1/audit", roles: readers, mode: leaderRead, handle: s.listAudit},
-		{pattern: summaryRoute, roles: []string{apiv1.RoleController}, mode: leaderWrite, audit: true, handle: s.postSummary},
-		{pattern: "POST /v1/plan", roles: readers, mode: leaderRead, handle: s.planPost},
-		{pattern: "POST /v1/apply", roles: []string{apiv1.RoleOperator}, mode: leaderWrite, audit: true, handle: s.applyPost},
-		{pattern: "POST /v1/clusters/{name}/etcd/snapshots", roles: []string{apiv1.RoleOperator}, mode: leaderWrite, audit: true, handle: s.takeEtcdSnapshot},
-		{pattern: "GET /v1/clusters/{name}/etcd/snapshots", roles: readers, mode: leaderRead, handle: s.listEtcdSnapshots},
-		{pattern: "POST /v1/clusters/{name}/kubeconfig", mode: leaderWrite, audit: true, handle: s.kubeconfig},
-		{pattern: "POST /v1/clusters/{name}/etcd/restore", roles: []string{apiv1.RoleOperator}, mode: leaderWrite, audit: true, handle: s.restoreEtcd},
+		{pattern: "GET /v1/objects/{kind}", action: "list", roles: readers, mode: leaderRead, handle: s.listObjects},
+		{pattern: "GET /v1/objects/{kind}/{name...}", action: "get", roles: readers, mode: leaderRead, handle: s.getObject},
+		{pattern: "PUT /v1/objects/{kind}/{name...}", action: "put", roles: []string{apiv1.RoleOperator}, mode: leaderWrite, audit: true, handle: s.putObject},
+		{pattern: "DELETE /v1/objects/{kind}/{name...}", action: "delete", roles: []string{apiv1.RoleOperator}, mode: leaderWrite, audit: true, handle: s.deleteObject},
+		{pattern: "GET /v1/nodes/{id}/state", action: "read node state", roles: []string{apiv1.RoleNode, apiv1.RoleViewer, apiv1.RoleOperator}, ownNode: true, mode: leaderRead, handle: s.nodeState},
+		{pattern: "PUT /v1/nodes/{id}/facts", action: "report facts", roles: nodes, ownNode: true, mode: leaderWrite, audit: true, handle: s.putFacts},
+		{pattern: "POST /v1/nodes/{id}/heartbeat", action: "heartbeat", roles: nodes, ownNode: true, mode: leaderWrite, handle: s.heartbeat},
+		{pattern: "PUT /v1/nodes/{id}/report", action: "report applied state", roles: nodes, ownNode: true, mode: leaderWrite, audit: true, handle: s.putReport},
+		{pattern: "POST /v1/nodes/{id}/renew", action: "renew node certificate", roles: nodes, ownNode: true, mode: leaderWrite, audit: true, handle: s.renewNodeCert},
+		{pattern: "POST /v1/join", action: "join", anonymous: true, mode: leaderWrite, audit: true, handle: s.join},
+		{pattern: "POST /v1/tokens", action: "create join token", mode: leaderWrite, audit: true, handle: s.createToken},
+		{pattern: "POST /v1/certs", action: "issue certificate", mode: leaderWrite, audit: true, handle: s.issueCert},
+		{pattern: "POST /v1/revocations", action: "revoke certificate", mode: leaderWrite, audit: true, handle: s.revokeCert},
+		{pattern: "GET /v1/members", action: "list members", roles: readers, mode: leaderRead, handle: s.listMembers},
+		{pattern: "POST /v1/members", action: "add member", roles: []string{apiv1.RoleController}, mode: leaderWrite, audit: true, handle: s.addMember},
+		{pattern: "DELETE /v1/members/{id}", action: "remove member", mode: leaderWrite, audit: true, handle: s.removeMember},
+		{pattern: "GET /v1/snapshot", action: "save snapshot", mode: leaderRead, handle: s.saveSnapshot},
+		{pattern: "PUT /v1/snapshot", action: "restore snapshot", mode: leaderWrite, audit: true, maxBody: MaxSnapshotBody, handle: s.restoreSnapshot},
+		{pattern: "GET /v1/audit", action: "read audit", roles: readers, mode: leaderRead, handle: s.listAudit},
+		{pattern: summaryRoute, action: summaryAction, roles: []string{apiv1.RoleController}, mode: leaderWrite, audit: true, handle: s.postSummary},
+		{pattern: "POST /v1/plan", action: "plan", roles: readers, mode: leaderRead, handle: s.planPost},
+		{pattern: "POST /v1/apply", action: "apply", roles: []string{apiv1.RoleOperator}, mode: leaderWrite, audit: true, handle: s.applyPost},
+		{pattern: "POST /v1/clusters/{name}/etcd/snapshots", action: "take etcd snapshot", roles: []string{apiv1.RoleOperator}, mode: leaderWrite, audit: true, handle: s.takeEtcdSnapshot},
+		{pattern: "GET /v1/clusters/{name}/etcd/snapshots", action: "list etcd snapshots", roles: readers, mode: leaderRead, handle: s.listEtcdSnapshots},
+		{pattern: "POST /v1/clusters/{name}/kubeconfig", action: "issue kubeconfig", mode: leaderWrite, audit: true, handle: s.kubeconfig},
+		{pattern: "POST /v1/clusters/{name}/etcd/restore", action: "restore etcd", roles: []string{apiv1.RoleOperator}, mode: leaderWrite, audit: true, handle: s.restoreEtcd},
 	}
 }
 

@@ -17,6 +17,9 @@ import (
 // the leader's own summaries are audited as if it had called it.
 const summaryRoute = "POST " + apiv1.PathAuditSummaries
 
+// summaryAction is the audit action of a summary entry.
+const summaryAction = "summarise anonymous failures"
+
 // maxSummaryText bounds the strings of a received summary.
 const maxSummaryText = 253
 
@@ -70,7 +73,7 @@ func (s *Server) commitSummary(ctx context.Context, sum apiv1.AnonymousSummary) 
 	entry, err := json.Marshal(apiv1.AuditEntry{
 		Time: s.now().UTC().Format(time.RFC3339Nano), ID: newID(),
 		Subject: s.backend.ID(), Role: apiv1.RoleController,
-		Method: http.MethodPost, Route: summaryRoute, Result: http.StatusOK,
+		Method: http.MethodPost, Route: summaryRoute, Action: summaryAction, Result: http.StatusOK,
 		Summary: &sum,
 	})
 	if err != nil {
