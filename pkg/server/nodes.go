@@ -11,7 +11,8 @@ import (
 	"kcore.dev/kcore/pkg/store"
 )
 
-// redacted replaces secret file contents for callers other than the node.
+// redacted replaces secret file contents for callers other than the node
+// (and, on /v1/objects, cluster-admin).
 const redacted = "<redacted>"
 
 // nodeState answers the NodeStates rendered for node {id} (names
@@ -41,7 +42,8 @@ func (s *Server) nodeState(c *call) (any, error) {
 }
 
 // exposeNodeState opens (forNode) or redacts the secret files of a stored
-// NodeState.
+// NodeState. A file counts as secret when it is marked so or its content
+// is sealed.
 func (s *Server) exposeNodeState(o store.Object, forNode bool) (json.RawMessage, error) {
 	var ns api.NodeState
 	if err := json.Unmarshal(o.Data, &ns); err != nil {
@@ -50,7 +52,7 @@ func (s *Server) exposeNodeState(o store.Object, forNode bool) (json.RawMessage,
 	changed := false
 	for i := range ns.Files {
 		f := &ns.Files[i]
-		if !f.Secret {
+		if !f.Secret && !secrets.IsSealedString(f.Content) {
 			continue
 		}
 		changed = true
@@ -115,36 +117,4 @@ func (s *Server) heartbeat(c *call) (any, error) {
 	s.lastSeen[c.r.PathValue("id")] = s.now()
 	s.seenMu.Unlock()
 	return empty, nil
-}
-
-func (s *Server) putReport(c *call) (any, error) {
-	id := c.r.PathValue("id")
-	var rep api.NodeReport
-	if err := decodeStrict(c.r.Body, &rep); err != nil {
-		return nil, err
-	}
-	if rep.NodeID == "" {
-		rep.NodeID = id
-	}
-	if rep.NodeID != id {
-		return nil, badRequest("report nodeId %q does not match path node %q", rep.NodeID, id)
-	}
-	if rep.Cluster == "" {
-		return nil, badRequest("report cluster is required")
-	}
-	name := apiv1.NodeStateName(rep.Cluster, id)
-	c.object = apiv1.KindNodeReport + "/" + name
-	data, err := json.Marshal(rep)
-	if err != nil {
-		return nil, fmt.Errorf("encode report %s: %w", name, err)
-	}
-	if cur, ok := s.backend.State().Get(apiv1.KindNodeReport, name); ok && sameJSON(cur.Data, data) {
-		c.skipAudit = true
-		return apiv1.WriteResponse{Index: cur.ModifyIndex}, nil
-	}
-	idx, err := s.apply(c.r.Context(), store.Put{Kind: apiv1.KindNodeReport, Name: name, Data: data})
-	if err != nil {
-		return nil, err
-	}
-	return apiv1.WriteResponse{Index: idx}, nil
 }

@@ -51,7 +51,11 @@ func (s *Server) listObjects(c *call) (any, error) {
 	}
 	items := []apiv1.Object{}
 	for _, o := range st.List(kind) {
-		items = append(items, toAPI(o))
+		out, err := s.present(c, o)
+		if err != nil {
+			return nil, err
+		}
+		items = append(items, out)
 	}
 	setIndex(c.w, idx)
 	return apiv1.List{Index: idx, Items: items}, nil
@@ -68,7 +72,24 @@ func (s *Server) getObject(c *call) (any, error) {
 	if !ok {
 		return nil, notFound("%s/%s not found", kind, name)
 	}
-	return toAPI(o), nil
+	return s.present(c, o)
+}
+
+// present is an object as /v1/objects returns it to the caller: withheld
+// kinds without data, and NodeStates with their secret files redacted for
+// every role but cluster-admin, who sees them sealed, as in a snapshot.
+// (Nodes read their own NodeStates, opened, through /v1/nodes/{id}/state.)
+func (s *Server) present(c *call, o store.Object) (apiv1.Object, error) {
+	out := toAPI(o)
+	if o.Kind != api.KindNodeState || c.role() == apiv1.RoleClusterAdmin {
+		return out, nil
+	}
+	data, err := s.exposeNodeState(o, false)
+	if err != nil {
+		return apiv1.Object{}, err
+	}
+	out.Data = data
+	return out, nil
 }
 
 // casParam parses ?cas=N into an ExpectModifyIndex.
