@@ -69,7 +69,7 @@ func (s *Server) routes(reg *prometheus.Registry) []*route {
 		{pattern: "GET /v1/nodes/{id}/state", action: "read node state", roles: []string{apiv1.RoleNode, apiv1.RoleViewer, apiv1.RoleOperator}, ownNode: true, mode: leaderRead, handle: s.nodeState},
 		{pattern: "PUT /v1/nodes/{id}/facts", action: "report facts", roles: nodes, ownNode: true, mode: leaderWrite, audit: true, handle: s.putFacts},
 		{pattern: "POST /v1/nodes/{id}/heartbeat", action: "heartbeat", roles: nodes, ownNode: true, mode: leaderWrite, handle: s.heartbeat},
-		{pattern: "PUT /v1/nodes/{id}/report", action: "report applied state", roles: nodes, ownNode: true, mode: leaderWrite, audit: true, handle: s.putReport},
+		{pattern: "PUT /v1/nodes/{id}/report", action: "report applied state", roles: nodes, ownNode: true, mode: leaderWrite, audit: true, maxBody: MaxReportBody, handle: s.putReport},
 		{pattern: "POST /v1/nodes/{id}/renew", action: "renew node certificate", roles: nodes, ownNode: true, mode: leaderWrite, audit: true, handle: s.renewNodeCert},
 		{pattern: "POST /v1/join", action: "join", anonymous: true, mode: leaderWrite, audit: true, handle: s.join},
 		{pattern: "POST /v1/tokens", action: "create join token", mode: leaderWrite, audit: true, handle: s.createToken},

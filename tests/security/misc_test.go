@@ -3,13 +3,16 @@ package security
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"net/http"
+	"strings"
 	"testing"
 
 	"kcore.dev/kcore/pkg/api"
 	"kcore.dev/kcore/pkg/apiv1"
 	"kcore.dev/kcore/pkg/pki"
 	"kcore.dev/kcore/pkg/secrets"
+	"kcore.dev/kcore/pkg/server"
 )
 
 // secretPlain is the plaintext of the sealed file in the NodeState the
@@ -161,4 +164,113 @@ func TestNodeStateSecretsRedacted(t *testing.T) {
 			}
 		}
 	})
+}
+
+// report is a NodeReport body for cluster and node.
+func report(cluster, node string) api.NodeReport {
+	return api.NodeReport{NodeID: node, Cluster: cluster, ObservedGeneration: 1,
+		Items: []api.ItemStatus{{Kind: "unit", Name: "kubelet", State: api.ItemOK}}}
+}
+
+// reportOfSize is a report for c1/cp1 whose JSON body is exactly n bytes.
+func reportOfSize(t *testing.T, n int) []byte {
+	t.Helper()
+	rep := report("c1", "cp1")
+	rep.Items[0].Message = "x"
+	b, _ := json.Marshal(rep)
+	rep.Items[0].Message = strings.Repeat("x", n-len(b)+1)
+	b, _ = json.Marshal(rep)
+	if len(b) != n {
+		t.Fatalf("report of %d bytes, want %d", len(b), n)
+	}
+	return b
+}
+
+// TestReportsOnlyForOwnClusters: a node may store a NodeReport only for a
+// cluster whose manifest names it (or that the controller rendered a state
+// for it in), only within MaxReportBody, and only MaxReportsPerNode of them.
+func TestReportsOnlyForOwnClusters(t *testing.T) {
+	e := newEnv(t, 3)
+	admin := e.client(apiv1.RoleClusterAdmin, "alice")
+	cp1 := e.client(apiv1.RoleNode, "cp1")
+	l := e.leader()
+	want(t, e.call(admin, l, http.MethodPut, apiv1.ObjectPath(api.KindKubernetesCluster, "c1"), clusterJSON("c1")), http.StatusOK, "")
+	other := strings.ReplaceAll(clusterJSON("c3"), `"cp1"`, `"cp9"`)
+	want(t, e.call(admin, l, http.MethodPut, apiv1.ObjectPath(api.KindKubernetesCluster, "c3"), other), http.StatusOK, "")
+	e.c.WaitCaughtUp()
+	path := apiv1.NodePath("cp1", "report")
+
+	tests := []struct {
+		name   string
+		c      *http.Client
+		path   string
+		body   any
+		status int
+		code   string
+	}{
+		{"node reports its cluster", cp1, path, report("c1", "cp1"), http.StatusOK, ""},
+		{"node reports through a follower", cp1, path, report("c1", "cp1"), http.StatusOK, ""},
+		{"node reports a cluster that does not exist", cp1, path, report("nope", "cp1"), http.StatusForbidden, apiv1.CodeForbidden},
+		{"node reports a cluster it is not in", cp1, path, report("c3", "cp1"), http.StatusForbidden, apiv1.CodeForbidden},
+		{"node not in any cluster reports", e.client(apiv1.RoleNode, "n7"), apiv1.NodePath("n7", "report"), report("c1", "n7"), http.StatusForbidden, apiv1.CodeForbidden},
+		{"node reports for another node", cp1, apiv1.NodePath("cp9", "report"), report("c3", "cp9"), http.StatusForbidden, apiv1.CodeForbidden},
+		{"node names another node in the body", cp1, path, report("c1", "cp9"), http.StatusBadRequest, apiv1.CodeBadRequest},
+		{"report at the size limit", cp1, path, reportOfSize(t, server.MaxReportBody), http.StatusOK, ""},
+		{"report over the size limit", cp1, path, reportOfSize(t, server.MaxReportBody+1), http.StatusRequestEntityTooLarge, apiv1.CodeTooLarge},
+		{"4 MiB report", cp1, path, reportOfSize(t, 4<<20-64), http.StatusRequestEntityTooLarge, apiv1.CodeTooLarge},
+		{"viewer", e.client(apiv1.RoleViewer, "v"), path, report("c1", "cp1"), http.StatusForbidden, apiv1.CodeForbidden},
+		{"operator", e.client(apiv1.RoleOperator, "o"), path, report("c1", "cp1"), http.StatusForbidden, apiv1.CodeForbidden},
+		{"controller", e.client(apiv1.RoleController, "r9"), path, report("c1", "cp1"), http.StatusForbidden, apiv1.CodeForbidden},
+		{"anonymous", e.clientFor(pki.KeyPair{}), path, report("c1", "cp1"), http.StatusUnauthorized, apiv1.CodeUnauthenticated},
+		{"cluster-admin for a member", admin, path, report("c1", "cp1"), http.StatusOK, ""},
+		{"cluster-admin for a non-member", admin, path, report("c3", "cp1"), http.StatusForbidden, apiv1.CodeForbidden},
+	}
+	st := e.c.WaitLeader().Node().State()
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			a := e.leader()
+			if strings.Contains(tt.name, "follower") {
+				a = e.follower()
+			}
+			r := e.call(tt.c, a, http.MethodPut, tt.path, tt.body)
+			want(t, r, tt.status, tt.code)
+		})
+	}
+	for _, name := range []string{"nope/cp1", "c3/cp1", "c1/n7", "c3/cp9"} {
+		if _, ok := st.Get(apiv1.KindNodeReport, name); ok {
+			t.Errorf("refused report %s was stored", name)
+		}
+	}
+	e.findAudit(func(a apiv1.AuditEntry) bool {
+		return a.Subject == "cp1" && a.Result == http.StatusForbidden && a.Object == apiv1.KindNodeReport+"/c3/cp1"
+	})
+}
+
+// TestReportsPerNodeBounded: a node named by more clusters than
+// MaxReportsPerNode stores at most that many reports; updating one it has
+// still works.
+func TestReportsPerNodeBounded(t *testing.T) {
+	e := newEnv(t, 1)
+	admin := e.client(apiv1.RoleClusterAdmin, "alice")
+	cp1 := e.client(apiv1.RoleNode, "cp1")
+	l := e.leader()
+	for i := range server.MaxReportsPerNode + 1 {
+		name := fmt.Sprintf("c%d", i)
+		want(t, e.call(admin, l, http.MethodPut, apiv1.ObjectPath(api.KindKubernetesCluster, name), clusterJSON(name)), http.StatusOK, "")
+	}
+	path := apiv1.NodePath("cp1", "report")
+	for i := range server.MaxReportsPerNode {
+		want(t, e.call(cp1, l, http.MethodPut, path, report(fmt.Sprintf("c%d", i), "cp1")), http.StatusOK, "")
+	}
+	r := e.call(cp1, l, http.MethodPut, path, report(fmt.Sprintf("c%d", server.MaxReportsPerNode), "cp1"))
+	want(t, r, http.StatusForbidden, apiv1.CodeForbidden)
+	if !strings.Contains(r.errorBody(t).Message, fmt.Sprint(server.MaxReportsPerNode)) {
+		t.Fatalf("refusal %q does not name the limit", r.errorBody(t).Message)
+	}
+	again := report("c0", "cp1")
+	again.ObservedGeneration = 2
+	want(t, e.call(cp1, l, http.MethodPut, path, again), http.StatusOK, "")
+	if n := e.c.WaitLeader().Node().State().Count(apiv1.KindNodeReport); n != server.MaxReportsPerNode {
+		t.Fatalf("%d reports stored, want %d", n, server.MaxReportsPerNode)
+	}
 }
