@@ -9,6 +9,10 @@
 // uses their camelCase tags, HCL the snake_case form of the same tags), so a new
 // field in pkg/api is accepted by both readers without touching this package.
 //
+// Both readers refuse input nested deeper than MaxDepth, found by a linear
+// pre-scan that skips strings and comments, before the recursive YAML or
+// HCL parser sees it.
+//
 // A `status` section in a YAML manifest is ignored: status is set by the
 // controller, and ignoring it lets `kctl … get -o yaml` output be applied back.
 package manifest

@@ -3,6 +3,7 @@ package manifest
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -32,6 +33,10 @@ func FuzzParseYAML(f *testing.F) {
 	f.Add([]byte(yamlCluster))
 	f.Add([]byte("a: &a [*a]\n"))
 	f.Add([]byte("kind: ClusterUpdate\nspec: {<<: [&x {version: 1}, *x]}\n"))
+	for _, deep := range []string{"[", "{", "a: [", "- ", "? ", "[\n", "\"x\": {"} {
+		f.Add([]byte("spec:\n  x: " + strings.Repeat(deep, 3*MaxDepth)))
+	}
+	f.Add([]byte("a: |\n  [[[[\nb: '[[[['' [['\nc: \"[[\\\"[[\"\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		docs, _ := ParseYAML("f.yaml", data)
 		Check(docs)
@@ -44,6 +49,10 @@ func FuzzParseHCL(f *testing.F) {
 	f.Add([]byte(hclCluster))
 	f.Add([]byte(hclUpdate))
 	f.Add([]byte("resource \"kcore_cluster_update\" \"u\" {\n  batch_size = 10737e4182400\n}\n"))
+	for _, deep := range []string{"[", "{a=", "(", "!", "-", "+1", "true ? 1 : ", "[(0)]", "\"${", "%{ if true }", "<<EOT\n${", "a {\n"} {
+		f.Add([]byte("resource \"kcore_cluster_update\" \"u\" {\n  x = " + strings.Repeat(deep, 3*MaxDepth) + "\n}\n"))
+	}
+	f.Add([]byte("x = <<EOT\n[[[[\n EOT\ny = \"$${[[[[\" # [[[[\n/* [[[[ */\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		docs, _ := ParseHCL("f.hcl", data)
 		Check(docs)

@@ -22,6 +22,10 @@ func metadataHCL() []string { return []string{"name", "labels"} }
 // name attribute, or the block label when there is none.
 func ParseHCL(filename string, data []byte) ([]*Document, Diagnostics) {
 	var ds diags
+	if off := hclDepth(data); off >= 0 {
+		ds.errorf(posAt(filename, data, off, true), "", "%s", depthMessage())
+		return nil, ds.list
+	}
 	f, hd := hclsyntax.ParseConfig(data, filename, hcl.InitialPos)
 	addHCLDiags(&ds, hd)
 	if hd.HasErrors() || f == nil {

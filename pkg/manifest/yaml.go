@@ -13,15 +13,16 @@ import (
 	"kcore.dev/kcore/pkg/api"
 )
 
-// maxYAMLDepth bounds nesting through aliases; real manifests stay far below.
-const maxYAMLDepth = 32
-
 // ParseYAML reads every document of a YAML file. Empty documents are skipped.
 // Unknown fields, wrong types, unknown kinds and syntax errors are reported
 // with the line they are on; a document is returned when it could be read at
 // all, so that validation can still find the problems that follow.
 func ParseYAML(filename string, data []byte) ([]*Document, Diagnostics) {
 	var ds diags
+	if line := yamlDepth(data); line > 0 {
+		ds.errorf(Pos{File: filename, Line: line}, "", "%s", depthMessage())
+		return nil, ds.list
+	}
 	var docs []*Document
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	for {
@@ -122,8 +123,8 @@ func (y *yamlDecoder) decode(n *yaml.Node, v reflect.Value, path string, depth i
 	if n == nil || isNull(n) {
 		return
 	}
-	if depth > maxYAMLDepth {
-		y.ds.errorf(at, path, "nested too deeply")
+	if depth > MaxDepth {
+		y.ds.errorf(at, path, "%s", depthMessage())
 		return
 	}
 	switch v.Kind() {
@@ -206,8 +207,8 @@ func (y *yamlDecoder) decodeMerge(n *yaml.Node, v reflect.Value, path string, de
 		}
 		return
 	}
-	if depth > maxYAMLDepth {
-		y.ds.errorf(y.pos(n), path, "nested too deeply")
+	if depth > MaxDepth {
+		y.ds.errorf(y.pos(n), path, "%s", depthMessage())
 		return
 	}
 	y.decode(n, v, path, depth+1)
@@ -311,7 +312,7 @@ func describe(n *yaml.Node) string {
 
 // resolveAlias follows *alias nodes to what they name.
 func resolveAlias(n *yaml.Node) *yaml.Node {
-	for i := 0; n != nil && n.Kind == yaml.AliasNode && i < maxYAMLDepth; i++ {
+	for i := 0; n != nil && n.Kind == yaml.AliasNode && i < MaxDepth; i++ {
 		n = n.Alias
 	}
 	if n != nil && n.Kind == yaml.AliasNode {
