@@ -7,7 +7,9 @@
 // node id, certificate issuing and renewal, revocation (checked on every TLS
 // handshake through ServerTLS and again on every request), membership,
 // snapshots, /metrics and /v1/health, and the connection caps and read
-// deadlines of the API's listener and http.Server (Limits).
+// deadlines of the API's listener and http.Server (Limits). RouteTable
+// exports the routing table, from which the role × route table of
+// docs/security.md is generated.
 //
 // Requests without a certificate never reach raft unless they succeed (a
 // join): each replica rate-limits them per source (ratelimit.go), counts
