@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -43,6 +44,15 @@ func TestValidateRefusesDeepNesting(t *testing.T) {
 				t.Fatalf("summary %q", lines[1])
 			}
 		})
+	}
+	// Standard input (-f -) goes through the same readers.
+	for _, name := range []string{"brackets.hcl", "flow.yaml"} {
+		var out, errOut bytes.Buffer
+		root := NewKctl(Streams{In: strings.NewReader(files[name]), Out: &out, Err: &errOut})
+		root.SetArgs([]string{"kubernetes", "validate", "-f", "-"})
+		if err := root.Execute(); ExitCode(err) != 1 || !strings.HasPrefix(out.String(), "<stdin>:") || !strings.Contains(out.String(), limit) {
+			t.Fatalf("stdin %s: %v, output:\n%.800s", name, err, out.String())
+		}
 	}
 	// A directory holding all of them reports each.
 	out, _, code := execKctl(t, "kubernetes", "validate", "-f", dir)
