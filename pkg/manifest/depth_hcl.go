@@ -22,13 +22,15 @@ type hclLevel struct {
 // hclDepth scans HCL source the way the hclsyntax lexer splits it — code,
 // quoted strings, heredocs, template sequences and comments — and returns
 // the byte offset at which it nests deeper than MaxDepth (open levels plus
-// the terms of the expression at each), or -1. It reads the input once and
-// keeps at most MaxDepth levels.
-func hclDepth(data []byte) int {
+// the terms of the expression at each), or -1. The message is set when it
+// stopped for another reason. It reads the input once and keeps at most
+// MaxDepth levels.
+func hclDepth(data []byte) (int, string) {
 	s := hclScan{data: data, stack: []hclLevel{{kind: '{'}}}
 	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
 	s.i = len(s.data) - len(data)
 	for s.i < len(s.data) {
+		start := s.i
 		var ok bool
 		switch s.top().kind {
 		case '"':
@@ -39,10 +41,13 @@ func hclDepth(data []byte) int {
 			ok = s.codeStep()
 		}
 		if !ok {
-			return s.i
+			if s.msg != "" {
+				return start, s.msg
+			}
+			return start, depthMessage()
 		}
 	}
-	return -1
+	return -1, ""
 }
 
 type hclScan struct {
@@ -51,6 +56,8 @@ type hclScan struct {
 	stack []hclLevel
 	// cost is the open levels (the top level aside) plus all their terms.
 	cost int
+	// msg says why the scan stopped, when not for depth.
+	msg string
 	// afterValue is set when the last code token ended a value (a name, a
 	// number, a closing bracket or quote), so that a newline ends the
 	// expression; after an operator the expression goes on.
@@ -146,7 +153,12 @@ func (s *hclScan) codeStep() bool {
 		s.afterValue = false
 		return s.push(hclLevel{kind: '"'})
 	case c == '<' && s.at(1) == '<':
-		if marker, n := heredocIntro(s.data[s.i:]); n > 0 {
+		marker, n, unicode := heredocIntro(s.data[s.i:])
+		if unicode {
+			s.msg = "a heredoc marker must be ASCII letters, digits, '_' and '-'"
+			return false
+		}
+		if n > 0 {
 			s.i += n
 			s.afterValue = false
 			return s.push(hclLevel{kind: '<', marker: marker, lineStart: true})
@@ -228,29 +240,61 @@ func numberLen(b []byte) int {
 
 // heredocIntro reads <<EOT or <<-EOT and its newline at the start of b,
 // returning the marker and the length read, or 0 when b does not start a
-// heredoc. Only ASCII markers are recognised: a heredoc the lexer would
-// read with any other marker is scanned as code here, which can only count
-// more levels, never fewer.
-func heredocIntro(b []byte) ([]byte, int) {
+// heredoc. A marker with non-ASCII letters is refused (unicode true): the
+// lexer's Unicode identifier classes decide whether it opens a heredoc, and
+// the pre-scan must never read code as text or text as code.
+func heredocIntro(b []byte) (marker []byte, n int, unicode bool) {
 	i := 2
 	if i < len(b) && b[i] == '-' {
 		i++
 	}
 	start := i
-	if i >= len(b) || !(b[i] == '_' || (b[i]|0x20 >= 'a' && b[i]|0x20 <= 'z')) {
-		return nil, 0
-	}
-	for i < len(b) && b[i] < 0x80 && isIdentByte(b[i]) {
+	for i < len(b) && isIdentByte(b[i]) {
+		unicode = unicode || b[i] >= 0x80
 		i++
 	}
-	marker := b[start:i]
+	if i == start || isDigit(b[start]) || b[start] == '-' {
+		return nil, 0, false
+	}
+	marker = b[start:i]
 	if i < len(b) && b[i] == '\r' {
 		i++
 	}
 	if i >= len(b) || b[i] != '\n' {
-		return nil, 0
+		return nil, 0, false
 	}
-	return marker, i + 1
+	if unicode {
+		return nil, 0, true
+	}
+	return marker, i + 1, false
+}
+
+// brokenUTF8 reports whether b starts with a byte the lexer reads as
+// broken UTF-8: one that starts no sequence of its UTF-8 grammar.
+func brokenUTF8(b []byte) bool {
+	c := b[0]
+	var n int
+	switch {
+	case c < 0x80:
+		return false
+	case c >= 0xC0 && c <= 0xDF:
+		n = 1
+	case c >= 0xE0 && c <= 0xEF:
+		n = 2
+	case c >= 0xF0 && c <= 0xF7:
+		n = 3
+	default:
+		return true
+	}
+	if len(b) <= n {
+		return true
+	}
+	for _, cont := range b[1 : n+1] {
+		if cont < 0x80 || cont > 0xBF {
+			return true
+		}
+	}
+	return false
 }
 
 // templateStart reports the length of a ${ or %{ sequence opener at b
@@ -302,9 +346,15 @@ func (s *hclScan) stringStep() bool {
 func (s *hclScan) heredocStep() bool {
 	l := s.top()
 	if l.lineStart {
+		// Like the lexer, a line is the marker when its text, after any
+		// broken UTF-8 bytes that start it, trims to the marker.
+		j := s.i
+		for j < len(s.data) && brokenUTF8(s.data[j:]) {
+			j++
+		}
 		l.lineStart = false
-		if end := bytes.IndexByte(s.data[s.i:], '\n'); end >= 0 && bytes.Equal(bytes.TrimSpace(s.data[s.i:s.i+end]), l.marker) {
-			s.i += end
+		if end := bytes.IndexByte(s.data[j:], '\n'); end >= 0 && bytes.Equal(bytes.TrimSpace(s.data[j:j+end]), l.marker) {
+			s.i = j + end
 			s.pop()
 			s.afterValue = true
 			return true

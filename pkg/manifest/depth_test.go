@@ -195,3 +195,27 @@ func TestExamplesFarBelowDepth(t *testing.T) {
 		t.Fatalf("read %d manifests, want the examples and testdata", n)
 	}
 }
+
+// TestDepthScanFollowsTheLexer: where the HCL lexer's rules are subtle, the
+// pre-scan reads code as code and text as text exactly as the lexer does,
+// so no deep code hides behind what the scan took for a heredoc or string.
+func TestDepthScanFollowsTheLexer(t *testing.T) {
+	deepTail := "y = " + strings.Repeat("!", deep) + "true\n"
+	tests := []struct{ name, src, want string }{
+		// The lexer closes the heredoc after the broken byte; code follows.
+		{"broken byte before a marker", "x = <<EOT\n\xffEOT\n" + deepTail, "f.hcl:3:67: nested deeper than the limit"},
+		// Whether é continues an identifier is the lexer's Unicode tables'
+		// call: such markers are refused rather than guessed.
+		{"non-ASCII heredoc marker", "x = <<EOTé\n\"\nEOTé\n" + deepTail + "\"\n", "f.hcl:1:5: a heredoc marker must be ASCII"},
+		{"escaped interpolation", "x = \"$${\"\n" + deepTail, "f.hcl:2:67: nested deeper than the limit"},
+		{"unterminated block comment", "x = 1 /* \n" + deepTail, "f.hcl:2:62: nested deeper than the limit"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, ds := Parse("f.hcl", []byte(tt.src))
+			if len(ds) != 1 || !strings.HasPrefix(ds[0].String(), tt.want) {
+				t.Fatalf("got %.300v, want one %q…", ds, tt.want)
+			}
+		})
+	}
+}

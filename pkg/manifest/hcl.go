@@ -22,8 +22,8 @@ func metadataHCL() []string { return []string{"name", "labels"} }
 // name attribute, or the block label when there is none.
 func ParseHCL(filename string, data []byte) ([]*Document, Diagnostics) {
 	var ds diags
-	if off := hclDepth(data); off >= 0 {
-		ds.errorf(posAt(filename, data, off, true), "", "%s", depthMessage())
+	if off, msg := hclDepth(data); off >= 0 {
+		ds.errorf(posAt(filename, data, off, true), "", "%s", msg)
 		return nil, ds.list
 	}
 	f, hd := hclsyntax.ParseConfig(data, filename, hcl.InitialPos)
