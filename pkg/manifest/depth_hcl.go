@@ -297,11 +297,12 @@ func brokenUTF8(b []byte) bool {
 	return false
 }
 
-// templateStart reports the length of a ${ or %{ sequence opener at b
-// (with its optional ~), 0 when there is none; $${ and %%{ are escapes.
+// templateStart reads the $ or % at the start of b: opener is the length of
+// a ${ or %{ sequence opener (with its optional ~), else escape is the
+// length of text to skip ($${ and %%{ are escapes, a lone $ is text).
 func templateStart(b []byte) (opener, escape int) {
-	if len(b) < 2 || (b[0] != '$' && b[0] != '%') {
-		return 0, 0
+	if len(b) < 2 {
+		return 0, len(b)
 	}
 	if b[1] == b[0] && len(b) > 2 && b[2] == '{' {
 		return 0, 3
