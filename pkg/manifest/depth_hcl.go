@@ -81,12 +81,10 @@ func (s *hclScan) reset() {
 
 // push opens a level; the token that opens it is a term of the outer one.
 func (s *hclScan) push(l hclLevel) bool {
-	if !s.term() {
-		return false
-	}
+	ok := s.term()
 	s.stack = append(s.stack, l)
 	s.cost++
-	return s.cost <= MaxDepth
+	return ok && s.cost <= MaxDepth
 }
 
 // pop closes the innermost level.
