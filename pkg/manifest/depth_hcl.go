@@ -115,7 +115,7 @@ func (s *hclScan) at(off int) byte {
 }
 
 func isIdentStart(c byte) bool {
-	return c == '_' || c >= 0x80 || (c|0x20 >= 'a' && c|0x20 <= 'z')
+	return c == '_' || (c|0x20 >= 'a' && c|0x20 <= 'z')
 }
 
 func isIdentByte(c byte) bool { return isIdentStart(c) || c == '-' || (c >= '0' && c <= '9') }
@@ -151,16 +151,17 @@ func (s *hclScan) codeStep() bool {
 		s.afterValue = false
 		return s.push(hclLevel{kind: '"'})
 	case c == '<' && s.at(1) == '<':
-		marker, n, unicode := heredocIntro(s.data[s.i:])
-		if unicode {
-			s.msg = "a heredoc marker must be ASCII letters, digits, '_' and '-'"
-			return false
-		}
-		if n > 0 {
+		if marker, n := heredocIntro(s.data[s.i:]); n > 0 {
 			s.i += n
 			s.afterValue = false
 			return s.push(hclLevel{kind: '<', marker: marker, lineStart: true})
 		}
+	case c >= 0x80:
+		// The lexer's Unicode identifier tables decide how such bytes
+		// join the text around them (they can take in a quote); the scan
+		// must never guess, and manifests need them only in strings.
+		s.msg = "non-ASCII character outside a string, heredoc or comment: names and operators are ASCII"
+		return false
 	case c == '{' || c == '[' || c == '(':
 		s.i++
 		s.afterValue = false
@@ -238,33 +239,28 @@ func numberLen(b []byte) int {
 
 // heredocIntro reads <<EOT or <<-EOT and its newline at the start of b,
 // returning the marker and the length read, or 0 when b does not start a
-// heredoc. A marker with non-ASCII letters is refused (unicode true): the
-// lexer's Unicode identifier classes decide whether it opens a heredoc, and
-// the pre-scan must never read code as text or text as code.
-func heredocIntro(b []byte) (marker []byte, n int, unicode bool) {
+// heredoc. Markers are ASCII: a non-ASCII byte in one ends the run here,
+// and the code scan refuses that byte.
+func heredocIntro(b []byte) (marker []byte, n int) {
 	i := 2
 	if i < len(b) && b[i] == '-' {
 		i++
 	}
 	start := i
 	for i < len(b) && isIdentByte(b[i]) {
-		unicode = unicode || b[i] >= 0x80
 		i++
 	}
-	if i == start || isDigit(b[start]) || b[start] == '-' {
-		return nil, 0, false
+	if i == start || !isIdentStart(b[start]) {
+		return nil, 0
 	}
 	marker = b[start:i]
 	if i < len(b) && b[i] == '\r' {
 		i++
 	}
 	if i >= len(b) || b[i] != '\n' {
-		return nil, 0, false
+		return nil, 0
 	}
-	if unicode {
-		return nil, 0, true
-	}
-	return marker, i + 1, false
+	return marker, i + 1
 }
 
 // brokenUTF8 reports whether b starts with a byte the lexer reads as

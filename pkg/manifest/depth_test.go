@@ -204,9 +204,11 @@ func TestDepthScanFollowsTheLexer(t *testing.T) {
 	tests := []struct{ name, src, want string }{
 		// The lexer closes the heredoc after the broken byte; code follows.
 		{"broken byte before a marker", "x = <<EOT\n\xffEOT\n" + deepTail, "f.hcl:3:67: nested deeper than the limit"},
-		// Whether é continues an identifier is the lexer's Unicode tables'
-		// call: such markers are refused rather than guessed.
-		{"non-ASCII heredoc marker", "x = <<EOTé\n\"\nEOTé\n" + deepTail + "\"\n", "f.hcl:1:5: a heredoc marker must be ASCII"},
+		// How bytes over 0x7f join the code around them is the lexer's
+		// Unicode tables' call (they take "\xd5\"" for a name): the scan
+		// refuses them outside text rather than guess.
+		{"non-ASCII heredoc marker", "x = <<EOTé\n\"\nEOTé\n" + deepTail + "\"\n", "f.hcl:1:10: non-ASCII character outside a string"},
+		{"quote after a high byte", "x = \xd5\"[\n" + deepTail + "\"\n", "f.hcl:1:5: non-ASCII character outside a string"},
 		{"escaped interpolation", "x = \"$${\"\n" + deepTail, "f.hcl:2:67: nested deeper than the limit"},
 		{"unterminated block comment", "x = 1 /* \n" + deepTail, "f.hcl:2:62: nested deeper than the limit"},
 	}
