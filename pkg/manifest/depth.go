@@ -18,9 +18,9 @@ import (
 // template sequences, plus the terms of the expression being written at
 // each of them (`!!!!x`, `1+1+1…`, `a ? b : c ? …`, `x[y][z]…` nest as
 // deeply as they are long). Text in strings and comments is not counted;
-// the HCL scan follows the hclsyntax lexer's rules for them, and refuses a
-// heredoc marker with non-ASCII letters rather than guess its Unicode
-// identifier classes.
+// the HCL scan follows the hclsyntax lexer's rules for them, and refuses
+// non-ASCII bytes outside them rather than guess how the lexer's Unicode
+// identifier tables join them to the code around.
 const MaxDepth = 64
 
 // depthMessage is the diagnostic for input nested deeper than MaxDepth.
