@@ -18,6 +18,8 @@ const (
 type RouteInfo struct {
 	// Pattern is "METHOD /path"; {id} and {name} are path values.
 	Pattern string
+	// Action is the route's name in audit entries and kctl audit.
+	Action string
 	// Roles are the certificate roles that may call the route, in the
 	// order of Roles(); cluster-admin may call every route.
 	Roles []string
@@ -47,7 +49,7 @@ func RouteTable() []RouteInfo {
 	s := &Server{}
 	var out []RouteInfo
 	for _, rt := range s.routes(prometheus.NewRegistry()) {
-		ri := RouteInfo{Pattern: rt.pattern, Anonymous: rt.anonymous, OwnNode: rt.ownNode, Audit: rt.audit, MaxBody: DefaultMaxBody}
+		ri := RouteInfo{Pattern: rt.pattern, Action: rt.action, Anonymous: rt.anonymous, OwnNode: rt.ownNode, Audit: rt.audit, MaxBody: DefaultMaxBody}
 		for _, role := range Roles() {
 			if rt.allows(role) {
 				ri.Roles = append(ri.Roles, role)

@@ -26,10 +26,10 @@ func securityDoc() string { return filepath.Join("..", "..", "docs", "security.m
 // docs/security.md.
 func routeTableMarkdown(routes []RouteInfo) string {
 	var b strings.Builder
-	b.WriteString("| Route | " + strings.Join(Roles(), " | ") + " | anonymous | answered by | audited | body limit |\n")
-	b.WriteString("|---" + strings.Repeat("|:-:", len(Roles())+1) + "|---|---|--:|\n")
+	b.WriteString("| Route | audit action | " + strings.Join(Roles(), " | ") + " | anonymous | answered by | audited | body limit |\n")
+	b.WriteString("|---|---" + strings.Repeat("|:-:", len(Roles())+1) + "|---|---|--:|\n")
 	for _, r := range routes {
-		fmt.Fprintf(&b, "| `%s` |", r.Pattern)
+		fmt.Fprintf(&b, "| `%s` | %s |", r.Pattern, r.Action)
 		for _, role := range Roles() {
 			cell := "–"
 			for _, allowed := range r.Roles {
