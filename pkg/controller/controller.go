@@ -20,6 +20,11 @@ import (
 	"kcore.dev/kcore/pkg/server"
 )
 
+// LogStarted is the message a replica logs (at info, with its id and its
+// bound "api" and "raft" addresses) once it listens; tools that start a
+// replica on port 0 read the addresses from it.
+const LogStarted = "controller replica started"
+
 // Controller is one running replica.
 type Controller struct {
 	cfg      Config
@@ -185,7 +190,7 @@ func (c *Controller) open(creds credentials) error {
 	}
 	c.http = c.srv.HTTPServer(c.srv.ServerTLS(creds.cert, pool))
 	warnFDLimit(c.log, c.srv.Limits(), cfg.RaftLimits.withDefaults())
-	c.log.Info("controller replica started", "id", id, "api", c.httpAddr, "raft", c.node.Addr(),
+	c.log.Info(LogStarted, "id", id, "api", c.httpAddr, "raft", c.node.Addr(),
 		"bootstrap", cfg.Bootstrap, "join", cfg.Join)
 	return nil
 }
