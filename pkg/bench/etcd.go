@@ -15,6 +15,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 
+	"kcore.dev/kcore/pkg/ctlproc"
 	"kcore.dev/kcore/pkg/pki"
 )
 
@@ -27,12 +28,12 @@ type etcdCluster struct {
 	tls     *tls.Config
 }
 
-func startEtcd(ctx context.Context, bin, root string, auth *authority) (*etcdCluster, error) {
+func startEtcd(ctx context.Context, bin, root string, auth *ctlproc.Authority) (*etcdCluster, error) {
 	caPath := filepath.Join(root, "ca.crt")
 	if err := os.MkdirAll(root, 0o700); err != nil {
 		return nil, fmt.Errorf("start etcd: %w", err)
 	}
-	if err := os.WriteFile(caPath, auth.ca.CertPEM, 0o600); err != nil {
+	if err := os.WriteFile(caPath, auth.CA().CertPEM, 0o600); err != nil {
 		return nil, fmt.Errorf("start etcd: %w", err)
 	}
 	e := &etcdCluster{}
@@ -51,12 +52,12 @@ func startEtcd(ctx context.Context, bin, root string, auth *authority) (*etcdClu
 		initial = append(initial, fmt.Sprintf("m%d=https://%s", i, p))
 	}
 	for i := range 3 {
-		kp, err := auth.issue(fmt.Sprintf("etcd-%d", i), "", pki.UsageServer|pki.UsageClient)
+		kp, err := auth.Issue(fmt.Sprintf("etcd-%d", i), "", pki.UsageServer|pki.UsageClient)
 		if err != nil {
 			return nil, err
 		}
 		dir := filepath.Join(root, fmt.Sprintf("m%d", i))
-		if err := writeFiles(dir, map[string][]byte{"tls.crt": kp.CertPEM, "tls.key": kp.KeyPEM}); err != nil {
+		if err := ctlproc.WriteFiles(dir, map[string][]byte{"tls.crt": kp.CertPEM, "tls.key": kp.KeyPEM}); err != nil {
 			return nil, fmt.Errorf("start etcd: %w", err)
 		}
 		crt, key := filepath.Join(dir, "tls.crt"), filepath.Join(dir, "tls.key")
@@ -92,7 +93,7 @@ func startEtcd(ctx context.Context, bin, root string, auth *authority) (*etcdClu
 		e.procs = append(e.procs, cmd)
 		e.dones = append(e.dones, done)
 	}
-	ckp, err := auth.issue("bench-client", "", pki.UsageClient)
+	ckp, err := auth.Issue("bench-client", "", pki.UsageClient)
 	if err != nil {
 		e.close()
 		return nil, err
@@ -102,7 +103,7 @@ func startEtcd(ctx context.Context, bin, root string, auth *authority) (*etcdClu
 		e.close()
 		return nil, fmt.Errorf("start etcd: client certificate: %w", err)
 	}
-	e.tls = &tls.Config{RootCAs: auth.ca.Pool(), Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	e.tls = &tls.Config{RootCAs: auth.CA().Pool(), Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
 	if err := poll(ctx, readyTimeout, func() error {
 		_, err := e.leader(ctx)
 		return err

@@ -11,6 +11,7 @@ import (
 
 	"kcore.dev/kcore/pkg/apiv1"
 	"kcore.dev/kcore/pkg/client"
+	"kcore.dev/kcore/pkg/ctlproc"
 )
 
 // failoverWriters is how many writers keep the write load during a failover.
@@ -24,8 +25,8 @@ type ack struct {
 // failoverFigures kills the leader process (SIGKILL) under a write load
 // runs times and measures the time from the kill to the first
 // acknowledged write sent after it.
-func failoverFigures(ctx context.Context, p *procCluster, admin *client.Client, auth *authority, runs int, progress func(string)) ([]Figure, error) {
-	cfg, err := auth.clientConfig(p.addrs(), apiv1.RoleClusterAdmin, "bench-failover")
+func failoverFigures(ctx context.Context, p *procCluster, admin *client.Client, auth *ctlproc.Authority, runs int, progress func(string)) ([]Figure, error) {
+	cfg, err := auth.ClientConfig(p.addrs(), apiv1.RoleClusterAdmin, "bench-failover")
 	if err != nil {
 		return nil, err
 	}
@@ -67,7 +68,7 @@ func firstHeartbeatTimeout(p *procCluster, dead *procReplica, killed time.Time) 
 		if r == dead {
 			continue
 		}
-		b, err := os.ReadFile(r.logPath)
+		b, err := os.ReadFile(r.spec.LogPath)
 		if err != nil {
 			continue
 		}
@@ -146,7 +147,9 @@ func failoverOnce(ctx context.Context, p *procCluster, admin *client.Client, cfg
 		return 0, 0, err
 	}
 	killed := time.Now()
-	leader.kill()
+	if err := leader.kill(); err != nil {
+		return 0, 0, err
+	}
 	var got time.Duration
 	err = poll(ctx, 30*time.Second, func() error {
 		mu.Lock()
@@ -166,7 +169,7 @@ func failoverOnce(ctx context.Context, p *procCluster, admin *client.Client, cfg
 	}
 	// Bring the killed replica back (its data dir remembers the cluster).
 	detect := firstHeartbeatTimeout(p, leader, killed)
-	if err := leader.start(p.bin, nil); err != nil {
+	if err := leader.start(ctx); err != nil {
 		return 0, 0, err
 	}
 	return got, detect, nil

@@ -11,6 +11,7 @@ import (
 	"kcore.dev/kcore/pkg/api"
 	"kcore.dev/kcore/pkg/apiv1"
 	"kcore.dev/kcore/pkg/client"
+	"kcore.dev/kcore/pkg/ctlproc"
 )
 
 // fleetWait is the simulated agents' blocking-query wait, pkg/agent's default.
@@ -94,7 +95,7 @@ type fleetWindow struct {
 
 // fleetFigures runs agents simulated agents against the process cluster
 // and measures windows consecutive windows of length window.
-func fleetFigures(ctx context.Context, p *procCluster, admin *client.Client, auth *authority, agents, windows int, window time.Duration, progress func(string)) ([]Figure, error) {
+func fleetFigures(ctx context.Context, p *procCluster, admin *client.Client, auth *ctlproc.Authority, agents, windows int, window time.Duration, progress func(string)) ([]Figure, error) {
 	leader, _, err := p.leader(ctx, admin)
 	if err != nil {
 		return nil, err
@@ -113,7 +114,7 @@ func fleetFigures(ctx context.Context, p *procCluster, admin *client.Client, aut
 	as := make([]*fleetAgent, agents)
 	for i := range agents {
 		id := fmt.Sprintf("node-%04d", i)
-		c, err := auth.newClient(addrs, apiv1.RoleNode, id)
+		c, err := auth.NewClient(addrs, apiv1.RoleNode, id)
 		if err != nil {
 			return nil, err
 		}
@@ -162,7 +163,7 @@ func fleetFigures(ctx context.Context, p *procCluster, admin *client.Client, aut
 	}
 	var hwm []float64
 	for _, r := range p.reps {
-		u, err := readUsage(r.cmd.Process.Pid)
+		u, err := readUsage(r.proc.PID())
 		if err != nil {
 			return nil, err
 		}
@@ -180,7 +181,7 @@ func fleetFigures(ctx context.Context, p *procCluster, admin *client.Client, aut
 func measureFleetWindow(ctx context.Context, p *procCluster, admin *client.Client, leader *procReplica, as []*fleetAgent, window time.Duration) (fleetWindow, error) {
 	before := make([]procUsage, len(p.reps))
 	for i, r := range p.reps {
-		u, err := readUsage(r.cmd.Process.Pid)
+		u, err := readUsage(r.proc.PID())
 		if err != nil {
 			return fleetWindow{}, err
 		}
@@ -205,7 +206,7 @@ func measureFleetWindow(ctx context.Context, p *procCluster, admin *client.Clien
 	}
 	var w fleetWindow
 	for i, r := range p.reps {
-		u, err := readUsage(r.cmd.Process.Pid)
+		u, err := readUsage(r.proc.PID())
 		if err != nil {
 			return fleetWindow{}, err
 		}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"kcore.dev/kcore/pkg/controller"
+	"kcore.dev/kcore/pkg/ctlproc"
 )
 
 // readyTimeout bounds how long a cluster may take to form.
@@ -21,10 +22,10 @@ type inprocCluster struct {
 	ctrls []*controller.Controller
 }
 
-func startInproc(ctx context.Context, root string, auth *authority, log *slog.Logger) (*inprocCluster, error) {
+func startInproc(ctx context.Context, root string, auth *ctlproc.Authority, log *slog.Logger) (*inprocCluster, error) {
 	c := &inprocCluster{}
 	for i := range 3 {
-		pkiDir, err := auth.controllerDir(root, i)
+		pkiDir, err := controllerDir(auth, root, i)
 		if err != nil {
 			c.close()
 			return nil, err

@@ -6,87 +6,79 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
+	"kcore.dev/kcore/pkg/apiv1"
 	"kcore.dev/kcore/pkg/client"
+	"kcore.dev/kcore/pkg/ctlproc"
 )
 
 // procCluster is three kcore-controller processes on loopback, so CPU and
 // RSS are per replica and a replica can be killed for real.
 type procCluster struct {
-	bin  string
-	root string
 	reps []*procReplica
 }
 
 // procReplica is one kcore-controller process and what restarts it.
 type procReplica struct {
-	index   int
-	api     string
-	raft    string
-	dataDir string
-	pkiDir  string
-	logPath string
-	cmd     *exec.Cmd
-	done    chan struct{}
+	index int
+	// api is the address the first start bound; restarts reuse it.
+	api  string
+	spec ctlproc.Spec
+	proc *ctlproc.Process
 }
 
-func startProcs(ctx context.Context, bin, root string, auth *authority, admin func([]string) (*client.Client, error)) (*procCluster, *client.Client, error) {
-	p := &procCluster{bin: bin, root: root}
+// startProcs starts the three processes (each on ports it picks itself),
+// waits for them to form a cluster and returns it with a cluster-admin
+// client for every replica.
+func startProcs(ctx context.Context, bin, root string, auth *ctlproc.Authority) (*procCluster, *client.Client, error) {
+	p := &procCluster{}
 	for i := range 3 {
-		pkiDir, err := auth.controllerDir(root, i)
+		pkiDir, err := controllerDir(auth, root, i)
 		if err != nil {
-			return nil, nil, err
-		}
-		api, err := freeAddr()
-		if err != nil {
-			return nil, nil, err
-		}
-		raft, err := freeAddr()
-		if err != nil {
-			return nil, nil, err
-		}
-		p.reps = append(p.reps, &procReplica{
-			index: i, api: api, raft: raft, pkiDir: pkiDir,
-			dataDir: filepath.Join(root, fmt.Sprintf("data-%d", i)),
-			logPath: filepath.Join(root, fmt.Sprintf("controller-%d.log", i)),
-		})
-	}
-	c, err := admin(p.addrs())
-	if err != nil {
-		return nil, nil, err
-	}
-	for i, r := range p.reps {
-		var extra []string
-		if i == 0 {
-			extra = []string{"--bootstrap"}
-		} else {
-			extra = []string{"--join", p.reps[0].api}
-		}
-		if err := r.start(bin, extra); err != nil {
 			p.close()
 			return nil, nil, err
 		}
-		if i == 0 {
-			if err := poll(ctx, readyTimeout, func() error { return p.healthy(ctx, c, 1) }); err != nil {
-				p.close()
-				return nil, nil, fmt.Errorf("bootstrap controller process: %w (log %s)", err, r.logPath)
-			}
+		r := &procReplica{index: i, spec: ctlproc.Spec{
+			Bin: bin, PKIDir: pkiDir,
+			DataDir:   filepath.Join(root, fmt.Sprintf("data-%d", i)),
+			LogPath:   filepath.Join(root, fmt.Sprintf("controller-%d.log", i)),
+			Bootstrap: i == 0,
+		}}
+		if i > 0 {
+			r.spec.Join = []string{p.reps[0].api}
 		}
+		if err := r.start(ctx); err != nil {
+			p.close()
+			return nil, nil, err
+		}
+		p.reps = append(p.reps, r)
+	}
+	c, err := auth.NewClient(p.addrs(), apiv1.RoleClusterAdmin, "bench-admin")
+	if err != nil {
+		p.close()
+		return nil, nil, err
 	}
 	if err := poll(ctx, readyTimeout, func() error { return p.healthy(ctx, c, 3) }); err != nil {
+		c.Close()
 		p.close()
 		return nil, nil, fmt.Errorf("form controller process cluster: %w", err)
 	}
 	return p, c, nil
 }
 
-// freeAddr returns a loopback address with a port free right now.
+// controllerDir writes the PKI dir of controller i under root and returns
+// its path.
+func controllerDir(auth *ctlproc.Authority, root string, i int) (string, error) {
+	dir := filepath.Join(root, fmt.Sprintf("pki-%d", i))
+	return dir, auth.ControllerDir(dir, fmt.Sprintf("controller-%d", i))
+}
+
+// freeAddr returns a loopback address with a port free right now, for
+// etcd, which cannot report a port it picked itself.
 func freeAddr() (string, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -104,64 +96,37 @@ func (p *procCluster) addrs() []string {
 	return out
 }
 
-// start runs the replica's process; extra are --bootstrap or --join flags.
-func (r *procReplica) start(bin string, extra []string) error {
-	logf, err := os.OpenFile(r.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+// start runs the replica's process: the first time on ports it picks, then
+// on the same addresses from the same data dir, with neither --bootstrap
+// nor --join.
+func (r *procReplica) start(ctx context.Context) error {
+	proc, err := ctlproc.Start(ctx, r.spec)
 	if err != nil {
 		return fmt.Errorf("start controller %d: %w", r.index, err)
 	}
-	args := append([]string{
-		"--pki-dir", r.pkiDir, "--data-dir", r.dataDir,
-		"--listen", r.api, "--raft-listen", r.raft, "--log-level", "warn",
-	}, extra...)
-	cmd := exec.Command(bin, args...)
-	cmd.Stdout, cmd.Stderr = logf, logf
-	if err := cmd.Start(); err != nil {
-		logf.Close()
-		return fmt.Errorf("start controller %d: %w", r.index, err)
-	}
-	r.cmd = cmd
-	r.done = make(chan struct{})
-	go func() {
-		_ = cmd.Wait()
-		logf.Close()
-		close(r.done)
-	}()
+	r.proc, r.api = proc, proc.API()
+	r.spec.API, r.spec.Raft = proc.API(), proc.Raft()
+	r.spec.Bootstrap, r.spec.Join = false, nil
 	return nil
 }
 
 // running reports whether the replica's process is alive.
 func (r *procReplica) running() bool {
-	if r.cmd == nil {
-		return false
-	}
-	select {
-	case <-r.done:
-		return false
-	default:
-		return true
-	}
+	return r.proc != nil && r.proc.Running()
 }
 
 // kill sends SIGKILL and waits for the process to be gone.
-func (r *procReplica) kill() {
-	if !r.running() {
-		return
+func (r *procReplica) kill() error {
+	if r.proc == nil {
+		return nil
 	}
-	_ = r.cmd.Process.Signal(syscall.SIGKILL)
-	<-r.done
+	return r.proc.Kill()
 }
 
 // stop sends SIGTERM, then SIGKILL after 10 s.
 func (r *procReplica) stop() {
-	if !r.running() {
-		return
-	}
-	_ = r.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-r.done:
-	case <-time.After(10 * time.Second):
-		r.kill()
+	if r.proc != nil {
+		_ = r.proc.Stop(10 * time.Second)
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"kcore.dev/kcore/pkg/api"
 	"kcore.dev/kcore/pkg/apiv1"
 	"kcore.dev/kcore/pkg/client"
+	"kcore.dev/kcore/pkg/ctlproc"
 	"kcore.dev/kcore/pkg/store"
 )
 
@@ -86,7 +87,7 @@ func nodeStateBatch(ids []string, gen int64) (store.Command, error) {
 // propagationFigures commits rounds batches of agents NodeState puts on
 // the in-process cluster's leader and times until each agent has its new
 // state: p50 and p99 per round.
-func propagationFigures(ctx context.Context, cl *inprocCluster, auth *authority, agents, rounds int) ([]Figure, error) {
+func propagationFigures(ctx context.Context, cl *inprocCluster, auth *ctlproc.Authority, agents, rounds int) ([]Figure, error) {
 	leader := cl.leader()
 	if leader == nil {
 		return nil, errors.New("change propagation: no leader")
@@ -99,7 +100,7 @@ func propagationFigures(ctx context.Context, cl *inprocCluster, auth *authority,
 	defer cancel()
 	for i := range agents {
 		id := fmt.Sprintf("node-%03d", i)
-		c, err := auth.newClient([]string{leader.HTTPAddr()}, apiv1.RoleNode, id)
+		c, err := auth.NewClient([]string{leader.HTTPAddr()}, apiv1.RoleNode, id)
 		if err != nil {
 			return nil, err
 		}

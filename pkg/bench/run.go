@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"kcore.dev/kcore/pkg/ctlproc"
 )
 
 // Figure groups Options.Only selects.
@@ -172,7 +174,7 @@ func (r *runner) add(id, name string, f func() ([]Figure, error)) {
 // figure 1's reference on three etcd processes).
 func (r *runner) inprocFigures(ctx context.Context, writes, propagation bool) {
 	root := filepath.Join(r.o.DataDir, "inproc")
-	auth, err := newAuthority("inproc")
+	auth, err := ctlproc.NewAuthority("bench inproc")
 	if err == nil {
 		var cl *inprocCluster
 		cl, err = startInproc(ctx, root, auth, r.o.Logger)
@@ -198,7 +200,7 @@ func (r *runner) inprocFigures(ctx context.Context, writes, propagation bool) {
 	}
 }
 
-func (r *runner) writeFigures(ctx context.Context, cl *inprocCluster, auth *authority) ([]Figure, error) {
+func (r *runner) writeFigures(ctx context.Context, cl *inprocCluster, auth *ctlproc.Authority) ([]Figure, error) {
 	b := &writeBench{ours: cl, auth: auth, warmup: r.o.WriteWarmup, duration: r.o.WriteDuration, raw: true}
 	if r.o.EtcdBin != "" {
 		e, err := startEtcd(ctx, r.o.EtcdBin, filepath.Join(r.o.DataDir, "etcd"), auth)
@@ -226,12 +228,12 @@ func (r *runner) procFigures(ctx context.Context, fleet, failover bool) {
 		fail(errors.New("no kcore-controller binary given"))
 		return
 	}
-	auth, err := newAuthority("processes")
+	auth, err := ctlproc.NewAuthority("bench processes")
 	if err != nil {
 		fail(err)
 		return
 	}
-	p, c, err := startProcs(ctx, r.o.ControllerBin, filepath.Join(r.o.DataDir, "procs"), auth, auth.adminClient)
+	p, c, err := startProcs(ctx, r.o.ControllerBin, filepath.Join(r.o.DataDir, "procs"), auth)
 	if err != nil {
 		fail(err)
 		return

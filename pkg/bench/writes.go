@@ -11,6 +11,7 @@ import (
 
 	"kcore.dev/kcore/pkg/apiv1"
 	"kcore.dev/kcore/pkg/client"
+	"kcore.dev/kcore/pkg/ctlproc"
 	"kcore.dev/kcore/pkg/store"
 )
 
@@ -41,7 +42,7 @@ type writeSample struct {
 type writeBench struct {
 	ours     *inprocCluster
 	etcd     *etcdCluster
-	auth     *authority
+	auth     *ctlproc.Authority
 	warmup   time.Duration
 	duration time.Duration
 	// raw also measures the raft-only split (half the duration).
@@ -55,7 +56,7 @@ func (b *writeBench) oursOps(ctx context.Context, n int) ([]op, func(), error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	cfg, err := b.auth.clientConfig([]string{leader.HTTPAddr()}, apiv1.RoleClusterAdmin, "bench-writer")
+	cfg, err := b.auth.ClientConfig([]string{leader.HTTPAddr()}, apiv1.RoleClusterAdmin, "bench-writer")
 	if err != nil {
 		return nil, nil, err
 	}
