@@ -138,6 +138,9 @@ type AuditQuery struct {
 	Object string
 	// Limit keeps at most this many entries, the newest; 0 is the server's default.
 	Limit int
+	// Stale lets any replica answer from its local state instead of a
+	// leader-confirmed read.
+	Stale bool
 }
 
 // Audit returns audit entries, oldest first.
@@ -151,6 +154,9 @@ func (c *Client) Audit(ctx context.Context, q AuditQuery) ([]apiv1.AuditEntry, e
 	}
 	if q.Limit > 0 {
 		v.Set(apiv1.ParamLimit, strconv.Itoa(q.Limit))
+	}
+	if q.Stale {
+		v.Set(apiv1.ParamStale, "true")
 	}
 	var out []apiv1.AuditEntry
 	_, err := c.call(ctx, request{method: http.MethodGet, path: apiv1.PathAudit, query: v}, nil, &out)

@@ -229,6 +229,14 @@ func TestRequestsOnTheWire(t *testing.T) {
 			},
 			method: "GET", path: "/v1/audit", query: "limit=5&object=KubernetesCluster%2Flab&since=2026-11-29T20%3A00%3A00Z", got: "1",
 		},
+		{
+			name: "stale audit", answer: []apiv1.AuditEntry{{Time: "t", Subject: "admin", Result: 200}},
+			call: func() (any, error) {
+				es, err := c.Audit(ctx, AuditQuery{Object: "OnceItem", Stale: true})
+				return len(es), err
+			},
+			method: "GET", path: "/v1/audit", query: "object=OnceItem&stale=true", got: "1",
+		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rec.answer, rec.index = tc.answer, tc.index
