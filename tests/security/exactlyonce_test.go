@@ -2,20 +2,15 @@ package security
 
 import (
 	"context"
-	"encoding/json"
-	"encoding/pem"
 	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"kcore.dev/kcore/pkg/apiv1"
 	"kcore.dev/kcore/pkg/client"
-	"kcore.dev/kcore/pkg/pki"
-	"kcore.dev/kcore/tests/apiserve"
-	"kcore.dev/kcore/tests/harness"
+	"kcore.dev/kcore/tests/proccluster"
 )
 
 // Shape of the exactly-once write stream.
@@ -26,6 +21,9 @@ const (
 	// before each leader kill (and again after it, before the restart).
 	onceKillEvery = 120
 	onceKind      = "OnceItem"
+	// onceAuditLimit is above every audit entry the stream can leave (one
+	// per attempt that reached a leader), so the check sees them all.
+	onceAuditLimit = 100 * onceWriters * oncePerWriter
 )
 
 // onceWrite is one logical write of the stream and what its caller saw.
@@ -39,22 +37,22 @@ type onceWrite struct {
 }
 
 // TestWritesApplyExactlyOnceAcrossLeaderKills runs 16 Go clients against
-// three replicas, each writing its own objects (every other write
-// create-only), and stops the leader abruptly twice mid-stream: its API
-// listener and every connection to it close and raft shuts down while
-// writes are in flight. The clients retry writes whose answer was lost.
-// On every replica: every acknowledged write is there at the index its
-// caller was told, no object was written twice (each name is written by one
-// logical call, so a second application moves its ModifyIndex and adds a
-// second audit entry), and no create-only write was answered "exists" for
-// its own earlier attempt.
+// three kcore-controller processes, each writing its own objects (every
+// other write create-only), and SIGKILLs the leader process twice
+// mid-stream, restarting it between the kills so quorum holds. The clients
+// retry writes whose answer was lost. Read back from every replica's own
+// state (stale reads of each process alone): every acknowledged write is
+// there at the index its caller was told, no object was written twice
+// (each name is written by one logical call, so a second application moves
+// its ModifyIndex and adds a second audit entry), and no create-only write
+// was answered "exists" for its own earlier attempt.
 func TestWritesApplyExactlyOnceAcrossLeaderKills(t *testing.T) {
-	e := newEnv(t, 3)
+	c := proccluster.New(t, proccluster.Options{})
 	var acked atomic.Int64
 	writes := make([][]onceWrite, onceWriters)
 	var wg sync.WaitGroup
 	for w := range onceWriters {
-		cl := e.goClient(fmt.Sprintf("writer-%02d", w), w)
+		cl := c.NewClient(c.ClientConfig(apiv1.RoleClusterAdmin, fmt.Sprintf("writer-%02d", w), rotated(c, w)...))
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -64,7 +62,7 @@ func TestWritesApplyExactlyOnceAcrossLeaderKills(t *testing.T) {
 				if ow.createOnly {
 					cas = new(uint64)
 				}
-				ctx, cancel := context.WithTimeout(context.Background(), harness.DefaultTimeout)
+				ctx, cancel := context.WithTimeout(context.Background(), proccluster.DefaultTimeout)
 				ow.index, ow.err = cl.Put(ctx, onceKind, ow.name, map[string]any{"writer": w, "seq": i}, cas)
 				cancel()
 				ow.acked = ow.err == nil
@@ -78,23 +76,44 @@ func TestWritesApplyExactlyOnceAcrossLeaderKills(t *testing.T) {
 	}
 
 	for kill := range 2 {
-		e.waitAcked(&acked, int64((2*kill+1)*onceKillEvery))
-		l := e.c.WaitLeader()
-		e.c.Stop(l.Index)
-		t.Logf("kill %d: stopped leader %s after %d acknowledged writes", kill+1, l.ID, acked.Load())
-		e.waitAcked(&acked, int64((2*kill+2)*onceKillEvery))
-		e.c.Restart(l.Index)
-		e.c.WaitCaughtUp()
+		waitAcked(c, &acked, int64((2*kill+1)*onceKillEvery))
+		l := c.Leader()
+		c.Kill(l.Index)
+		t.Logf("kill %d: SIGKILLed leader %s after %d acknowledged writes", kill+1, l.ID, acked.Load())
+		waitAcked(c, &acked, int64((2*kill+2)*onceKillEvery))
+		c.Restart(l.Index)
+		c.WaitCaughtUp()
 	}
 	wg.Wait()
-	e.c.WaitCaughtUp()
-	e.checkExactlyOnce(writes)
+	c.WaitCaughtUp()
+	checkExactlyOnce(t, c, writes)
 }
 
-// checkExactlyOnce checks every running replica's state against what the
-// writers were told.
-func (e *env) checkExactlyOnce(writes [][]onceWrite) {
-	t := e.t
+// rotated returns every replica's API address starting with replica rot
+// (mod the replica count), so writers reach the leader both directly and
+// through followers.
+func rotated(c *proccluster.Cluster, rot int) []string {
+	rs := c.Replicas()
+	addrs := make([]string, len(rs))
+	for i := range rs {
+		addrs[i] = rs[(i+rot)%len(rs)].API
+	}
+	return addrs
+}
+
+// waitAcked polls until at least n writes are acknowledged.
+func waitAcked(c *proccluster.Cluster, acked *atomic.Int64, n int64) {
+	c.Eventually(2*proccluster.DefaultTimeout, func() error {
+		if got := acked.Load(); got < n {
+			return fmt.Errorf("%d of %d writes acknowledged", got, n)
+		}
+		return nil
+	})
+}
+
+// checkExactlyOnce checks every replica's own state, read through its API
+// alone with stale reads, against what the writers were told.
+func checkExactlyOnce(t *testing.T, c *proccluster.Cluster, writes [][]onceWrite) {
 	t.Helper()
 	var ackedN, unknown, falseConflicts int
 	for _, ws := range writes {
@@ -111,24 +130,17 @@ func (e *env) checkExactlyOnce(writes [][]onceWrite) {
 			}
 		}
 	}
-	for _, r := range e.c.Running() {
-		st := r.Node().State()
+	if ackedN == 0 {
+		t.Fatal("no write was acknowledged")
+	}
+	for _, r := range c.Replicas() {
+		objs, applied := replicaState(t, c, r)
 		var lost, twice int
-		applied := map[string]int{}
-		for _, o := range st.List(apiv1.KindAudit) {
-			var a apiv1.AuditEntry
-			if err := json.Unmarshal(o.Data, &a); err != nil {
-				t.Fatalf("%s: audit entry %s: %v", r.ID, o.Name, err)
-			}
-			if a.Result == 200 && a.Method == "PUT" {
-				applied[a.Object]++
-			}
-		}
-		for _, o := range st.List(onceKind) {
-			if o.CreateIndex != o.ModifyIndex || applied[onceKind+"/"+o.Name] > 1 {
+		for name, o := range objs {
+			if o.CreateIndex != o.ModifyIndex || applied[onceKind+"/"+name] > 1 {
 				twice++
 				t.Errorf("%s: %s applied twice (create %d, modify %d, %d audit entries)",
-					r.ID, o.Name, o.CreateIndex, o.ModifyIndex, applied[onceKind+"/"+o.Name])
+					r.ID, name, o.CreateIndex, o.ModifyIndex, applied[onceKind+"/"+name])
 			}
 		}
 		for _, ws := range writes {
@@ -136,7 +148,7 @@ func (e *env) checkExactlyOnce(writes [][]onceWrite) {
 				if !w.acked {
 					continue
 				}
-				o, ok := st.Get(onceKind, w.name)
+				o, ok := objs[w.name]
 				switch {
 				case !ok:
 					lost++
@@ -149,47 +161,32 @@ func (e *env) checkExactlyOnce(writes [][]onceWrite) {
 		t.Logf("%s: %d acknowledged, %d unknown outcome, %d lost, %d applied twice, %d false conflicts",
 			r.ID, ackedN, unknown, lost, twice, falseConflicts)
 	}
-	if ackedN == 0 {
-		t.Fatal("no write was acknowledged")
-	}
 }
 
-// waitAcked polls until at least n writes are acknowledged.
-func (e *env) waitAcked(acked *atomic.Int64, n int64) {
-	e.t.Helper()
-	e.c.Eventually(2*harness.DefaultTimeout, func() error {
-		if got := acked.Load(); got < n {
-			return fmt.Errorf("%d of %d writes acknowledged", got, n)
+// replicaState returns replica r's own OnceItem objects by name and how
+// many successful PUTs its audit log holds for each "kind/name".
+func replicaState(t *testing.T, c *proccluster.Cluster, r *proccluster.Replica) (map[string]apiv1.Object, map[string]int) {
+	t.Helper()
+	rc := c.ReplicaClient(r.Index, apiv1.RoleClusterAdmin)
+	ctx, cancel := context.WithTimeout(context.Background(), proccluster.DefaultTimeout)
+	defer cancel()
+	list, _, err := rc.ListWith(ctx, onceKind, client.ReadOptions{Stale: true})
+	if err != nil {
+		t.Fatalf("%s: list %s: %v", r.ID, onceKind, err)
+	}
+	entries, err := rc.Audit(ctx, client.AuditQuery{Object: onceKind, Limit: onceAuditLimit, Stale: true})
+	if err != nil {
+		t.Fatalf("%s: audit: %v", r.ID, err)
+	}
+	objs := map[string]apiv1.Object{}
+	for _, o := range list.Items {
+		objs[o.Name] = o
+	}
+	applied := map[string]int{}
+	for _, a := range entries {
+		if a.Result == 200 && a.Method == "PUT" {
+			applied[a.Object]++
 		}
-		return nil
-	})
-}
-
-// goClient returns a pkg/client Client for a cluster-admin named name that
-// knows every replica, starting with a different one for each rot so the
-// writers reach the leader both directly and through followers.
-func (e *env) goClient(name string, rot int) *client.Client {
-	e.t.Helper()
-	kp, err := e.ca.Issue(pki.CertRequest{CommonName: name, Organization: []string{apiv1.RoleClusterAdmin}, Usage: pki.UsageClient, Validity: time.Hour}, time.Now())
-	if err != nil {
-		e.t.Fatal(err)
 	}
-	rs := e.c.Replicas()
-	var addrs []string
-	for i := range rs {
-		addrs = append(addrs, apiserve.Of(rs[(i+rot)%len(rs)]).Addr)
-	}
-	cl, err := client.New(client.Config{
-		Addresses:    addrs,
-		CA:           pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: e.ca.Cert().Raw}),
-		Cert:         kp.CertPEM,
-		Key:          kp.KeyPEM,
-		Timeout:      10 * time.Second,
-		ElectionWait: harness.DefaultTimeout,
-	})
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	e.t.Cleanup(cl.Close)
-	return cl
+	return objs, applied
 }
