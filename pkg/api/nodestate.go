@@ -41,6 +41,10 @@ type File struct {
 	// EncodingBase64 or EncodingGzipBase64 for binary files (an etcd
 	// snapshot); the agent decodes it before writing.
 	Encoding string `json:"encoding,omitempty"`
+	// Reason says in a few words what the file is for (e.g. "kube-apiserver
+	// serving certificate, SANs …"), for plans. Render sets it; it is not
+	// stored, sent to agents or hashed.
+	Reason string `json:"-"`
 }
 
 // File encodings.
@@ -79,6 +83,11 @@ type Unit struct {
 	// agent's --releases-dir) and fails the unit when it is missing there.
 	// Empty (or an agent without --releases-dir) uses --bin-dir.
 	Version string `json:"version,omitempty"`
+	// Reason and Inputs are for plans: what the unit is, and the files
+	// its InputHash covers. Render sets them; they are not stored, sent to
+	// agents or hashed.
+	Reason string   `json:"-"`
+	Inputs []string `json:"-"`
 }
 
 // Task is a oneshot that runs when its InputHash changes (apply a manifest,
@@ -92,6 +101,9 @@ type Task struct {
 	After []string `json:"after,omitempty"`
 	// InputHash triggers a re-run when it changes.
 	InputHash string `json:"inputHash"`
+	// Reason and Inputs are for plans, as on Unit.
+	Reason string   `json:"-"`
+	Inputs []string `json:"-"`
 }
 
 // VolumeOp is a local volume the agent ensures: created, grown, formatted and
@@ -113,6 +125,8 @@ type VolumeOp struct {
 	Role string `json:"role"`
 	// MountPath is where the filesystem is mounted (empty for a pool).
 	MountPath string `json:"mountPath,omitempty"`
+	// Reason is for plans, as on File.
+	Reason string `json:"-"`
 }
 
 // NodeReport is what an agent tells the controller after applying a NodeState.
