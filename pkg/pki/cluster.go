@@ -204,9 +204,9 @@ func (e *ensurer) cas(s *ClusterSecrets) (map[caKind]*CA, error) {
 	}
 	out := map[caKind]*CA{}
 	for _, c := range []caSlot{
-		{"ca", caCluster, "kubernetes", &s.CA},
-		{"etcdCa", caEtcd, "etcd-ca", &s.EtcdCA},
-		{"frontProxyCa", caFrontProxy, "front-proxy-ca", &s.FrontProxyCA},
+		{"ca", caCluster, caName(caCluster), &s.CA},
+		{"etcdCa", caEtcd, caName(caEtcd), &s.EtcdCA},
+		{"frontProxyCa", caFrontProxy, caName(caFrontProxy), &s.FrontProxyCA},
 	} {
 		if len(c.kp.CertPEM) > 0 {
 			ca, err := LoadCA(*c.kp)

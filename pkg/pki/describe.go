@@ -1,0 +1,126 @@
+package pki
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"kcore.dev/kcore/pkg/api"
+)
+
+// IssuedCert describes one leaf certificate Ensure keeps for a cluster:
+// who it names and which SANs it holds, without any key material.
+type IssuedCert struct {
+	// Name is where Ensure keeps it, e.g. controlPlanes/node-105/apiServer.
+	Name string
+	// Issuer is the signing CA: kubernetes, etcd-ca or front-proxy-ca.
+	Issuer string
+	// CommonName and Organization are the subject.
+	CommonName   string
+	Organization []string
+	// IPs and DNSNames are the SANs, in request order.
+	IPs      []string
+	DNSNames []string
+}
+
+// Subject renders the subject, e.g. "CN=system:node:node-103, O=system:nodes".
+func (c IssuedCert) Subject() string {
+	s := "CN=" + c.CommonName
+	for _, o := range c.Organization {
+		s += ", O=" + o
+	}
+	return s
+}
+
+// SANs renders the SANs, IPs first, e.g. "192.168.40.105, 127.0.0.1, kubernetes".
+func (c IssuedCert) SANs() string {
+	return strings.Join(append(slices.Clone(c.IPs), c.DNSNames...), ", ")
+}
+
+// Describe lists the leaf certificates Ensure issues for c, in a stable
+// order: what a plan shows before anything is issued.
+func Describe(c *api.KubernetesCluster) ([]IssuedCert, error) {
+	reqs, err := leafRequests(c)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]IssuedCert, 0, len(reqs))
+	for _, r := range reqs {
+		if r.remove {
+			continue
+		}
+		out = append(out, describe(r))
+	}
+	return out, nil
+}
+
+func describe(r leafRequest) IssuedCert {
+	ic := IssuedCert{Name: r.name, Issuer: caName(r.ca), CommonName: r.req.CommonName,
+		Organization: slices.Clone(r.req.Organization), DNSNames: slices.Clone(r.req.DNSNames)}
+	for _, ip := range r.req.IPs {
+		ic.IPs = append(ic.IPs, ip.String())
+	}
+	return ic
+}
+
+// caName is the common name of a cluster CA.
+func caName(k caKind) string {
+	switch k {
+	case caEtcd:
+		return "etcd-ca"
+	case caFrontProxy:
+		return "front-proxy-ca"
+	}
+	return "kubernetes"
+}
+
+// placeholderMarker starts every placeholder PEM: it is not PEM, so nothing
+// can mistake it for a key or certificate.
+const placeholderMarker = "# kcore plan placeholder: "
+
+// Placeholder returns the secrets Ensure would issue for c as descriptions
+// instead of keys and certificates: every certificate slot holds its
+// subject, issuer and SANs as text and every key slot a note, so rendering
+// with it is deterministic, changes a certificate file exactly when Ensure
+// would reissue it for a changed request, and carries no key material. It
+// is for plans only; agents never receive it.
+func Placeholder(c *api.KubernetesCluster) (*ClusterSecrets, error) {
+	reqs, err := leafRequests(c)
+	if err != nil {
+		return nil, err
+	}
+	s := &ClusterSecrets{ControlPlanes: map[string]*ControlPlaneSecrets{}, Nodes: map[string]*NodeSecrets{}}
+	for _, n := range c.Spec.ControlPlaneNodes {
+		s.ControlPlanes[n.NodeID] = &ControlPlaneSecrets{}
+	}
+	for _, n := range c.Spec.Members() {
+		s.Nodes[n.NodeID] = &NodeSecrets{}
+	}
+	ca := func(name, cn string) KeyPair {
+		return KeyPair{
+			CertPEM: []byte(placeholderMarker + name + " certificate, CN=" + cn + ", self-signed\n"),
+			KeyPEM:  []byte(placeholderMarker + name + " private key, generated when the cluster is created\n"),
+		}
+	}
+	s.CA = ca("ca", caName(caCluster))
+	s.EtcdCA = ca("etcdCa", caName(caEtcd))
+	s.FrontProxyCA = ca("frontProxyCa", caName(caFrontProxy))
+	s.ServiceAccount = KeyPair{
+		CertPEM: []byte(placeholderMarker + "serviceAccount public key\n"),
+		KeyPEM:  []byte(placeholderMarker + "serviceAccount private key, generated when the cluster is created\n"),
+	}
+	for _, r := range reqs {
+		if r.remove {
+			continue
+		}
+		d := describe(r)
+		*r.slot(s) = KeyPair{
+			CertPEM: []byte(fmt.Sprintf("%s%s certificate\nissuer: CN=%s\nsubject: %s\nsans: %s\n", placeholderMarker, d.Name, d.Issuer, d.Subject(), d.SANs())),
+			KeyPEM:  []byte(placeholderMarker + d.Name + " private key, generated at apply\n"),
+		}
+	}
+	return s, nil
+}
+
+// IsPlaceholder reports whether data is a Placeholder certificate or key.
+func IsPlaceholder(data []byte) bool { return strings.HasPrefix(string(data), placeholderMarker) }
