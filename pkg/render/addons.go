@@ -22,9 +22,9 @@ func (r *renderer) addons(b *builder) error {
 	if err != nil {
 		return fmt.Errorf("render addons: %w", err)
 	}
-	b.file(RBACPath, modeConfig, rbac, false)
-	b.file(CoreDNSPath, modeConfig, dns, false)
-	b.task(api.Task{Name: TaskAddons, Argv: r.kubectlApply(RBACPath, CoreDNSPath), After: []string{UnitAPIServer}},
+	b.file(RBACPath, modeConfig, rbac, false, "bootstrap RBAC of the API server and the nodes")
+	b.file(CoreDNSPath, modeConfig, dns, false, "CoreDNS add-on, Service kube-system/kube-dns at cluster IP "+r.c.Spec.ClusterDNS)
+	b.task(api.Task{Name: TaskAddons, Argv: r.kubectlApply(RBACPath, CoreDNSPath), After: []string{UnitAPIServer}, Reason: "kubectl apply the RBAC and CoreDNS add-ons"},
 		RBACPath, CoreDNSPath, AdminKubeconfigPath)
 	return nil
 }

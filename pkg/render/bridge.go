@@ -80,7 +80,7 @@ func (r *renderer) bridgeCNI(b *builder, m api.ClusterNode) error {
 	if err != nil {
 		return fmt.Errorf("render bridge cni: %w", err)
 	}
-	b.file(BridgeCNIPath, modeConfig, string(raw)+"\n", false)
+	b.file(BridgeCNIPath, modeConfig, string(raw)+"\n", false, "bridge CNI configuration, pod CIDR "+r.podCIDRs[m.NodeID])
 	if err := r.bridgeRoutes(b, m); err != nil {
 		return err
 	}
@@ -100,8 +100,8 @@ func (r *renderer) bridgeRoutes(b *builder, m api.ClusterNode) error {
 	if w.Len() == 0 {
 		return nil
 	}
-	b.file(BridgeRoutesPath, modeConfig, w.String(), false)
-	b.task(api.Task{Name: TaskBridgeRoutes, Argv: []string{"ip", "-batch", BridgeRoutesPath}}, BridgeRoutesPath)
+	b.file(BridgeRoutesPath, modeConfig, w.String(), false, "routes to the other members' pod CIDRs")
+	b.task(api.Task{Name: TaskBridgeRoutes, Argv: []string{"ip", "-batch", BridgeRoutesPath}, Reason: "load the pod CIDR routes"}, BridgeRoutesPath)
 	return nil
 }
 
@@ -126,10 +126,11 @@ func (r *renderer) kubeProxy(b *builder, m api.ClusterNode) error {
 		// them as they are).
 		conf += "conntrack:\n  maxPerCore: 0\n  tcpEstablishedTimeout: 0s\n  tcpCloseWaitTimeout: 0s\n"
 	}
-	b.file(KubeProxyConfigPath, modeConfig, conf, false)
+	b.file(KubeProxyConfigPath, modeConfig, conf, false, "kube-proxy configuration, cluster CIDR "+r.c.Spec.ClusterCIDR)
 	v := r.release(m.NodeID, false)
 	b.unit(api.Unit{
 		Name:      UnitKubeProxy,
+		Reason:    "kube-proxy in iptables mode (bridge CNI)",
 		Version:   v,
 		Argv:      []string{"kube-proxy", "--config=" + KubeProxyConfigPath},
 		Restart:   api.RestartAlways,

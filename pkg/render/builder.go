@@ -39,9 +39,10 @@ func newBuilder(cluster, node string) *builder {
 	return &builder{cluster: cluster, node: node, files: map[string]api.File{}}
 }
 
-// file adds a file; keys and kubeconfigs are secret.
-func (b *builder) file(path string, mode uint32, content string, secret bool) {
-	b.files[path] = api.File{Path: path, Mode: mode, Content: content, Secret: secret}
+// file adds a file; keys and kubeconfigs are secret. reason says what the
+// file is, for plans.
+func (b *builder) file(path string, mode uint32, content string, secret bool, reason string) {
+	b.files[path] = api.File{Path: path, Mode: mode, Content: content, Secret: secret, Reason: reason}
 }
 
 func (b *builder) unit(u api.Unit, reads []string, extra ...string) {
@@ -69,6 +70,7 @@ func (b *builder) finish() (*api.NodeState, error) {
 		}
 		u := p.unit
 		u.InputHash = h
+		u.Inputs = sortedCopy(p.reads)
 		ns.Units = append(ns.Units, u)
 	}
 	sort.Slice(ns.Units, func(i, j int) bool { return ns.Units[i].Name < ns.Units[j].Name })
@@ -79,12 +81,22 @@ func (b *builder) finish() (*api.NodeState, error) {
 		}
 		t := p.task
 		t.InputHash = h
+		t.Inputs = sortedCopy(p.reads)
 		ns.Tasks = append(ns.Tasks, t)
 	}
 	sort.Slice(ns.Tasks, func(i, j int) bool { return ns.Tasks[i].Name < ns.Tasks[j].Name })
 	ns.Volumes = append(ns.Volumes, b.volumes...)
 	sort.Slice(ns.Volumes, func(i, j int) bool { return ns.Volumes[i].Name < ns.Volumes[j].Name })
 	return ns, nil
+}
+
+func sortedCopy(s []string) []string {
+	if len(s) == 0 {
+		return nil
+	}
+	out := append([]string(nil), s...)
+	sort.Strings(out)
+	return out
 }
 
 // inputHash hashes argv, env (sorted), the path, mode and content of every

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
+	"strings"
 
 	"kcore.dev/kcore/manifests"
 	"kcore.dev/kcore/pkg/api"
@@ -94,6 +95,7 @@ func (r *renderer) ciliumArgs() []string {
 func (r *renderer) ciliumInstall(b *builder) error {
 	b.unit(api.Unit{
 		Name:    UnitCilium,
+		Reason:  "`cilium install` once the API is ready",
 		Argv:    r.ciliumArgs(),
 		Env:     map[string]string{"KUBECONFIG": AdminKubeconfigPath},
 		After:   []string{UnitAPIServer},
@@ -108,8 +110,8 @@ func (r *renderer) ciliumInstall(b *builder) error {
 	if err != nil {
 		return fmt.Errorf("render cilium l2: %w", err)
 	}
-	b.file(CiliumL2Path, modeConfig, l2, false)
-	b.task(api.Task{Name: TaskCiliumL2, Argv: r.kubectlApply(CiliumL2Path), After: []string{UnitCilium, UnitAPIServer}},
+	b.file(CiliumL2Path, modeConfig, l2, false, "Cilium pool and L2 policy kcore ("+strings.Join(pools, ", ")+")")
+	b.task(api.Task{Name: TaskCiliumL2, Argv: r.kubectlApply(CiliumL2Path), After: []string{UnitCilium, UnitAPIServer}, Reason: "kubectl apply the Cilium pool and L2 policy"},
 		CiliumL2Path, AdminKubeconfigPath)
 	return nil
 }

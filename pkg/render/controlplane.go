@@ -65,6 +65,7 @@ func (r *renderer) etcd(b *builder, m api.ClusterNode) error {
 	b.units = append(b.units, pendingUnit{
 		unit: api.Unit{
 			Name:      UnitEtcd,
+			Reason:    "etcd member " + m.NodeID,
 			Argv:      argv,
 			After:     after,
 			Restart:   api.RestartAlways,
@@ -119,6 +120,7 @@ func (r *renderer) apiServer(b *builder, m api.ClusterNode) error {
 	v := r.release(m.NodeID, true)
 	b.unit(api.Unit{
 		Name:      UnitAPIServer,
+		Reason:    "kube-apiserver on " + m.AdvertiseAddress + ":" + strconv.Itoa(r.apiPort),
 		Version:   v,
 		Argv:      argv,
 		After:     []string{UnitEtcd},
@@ -164,6 +166,7 @@ func (r *renderer) controllerManager(b *builder, m api.ClusterNode) error {
 	v := r.release(m.NodeID, true)
 	b.unit(api.Unit{
 		Name:      UnitControllerManager,
+		Reason:    "kube-controller-manager",
 		Version:   v,
 		Argv:      argv,
 		After:     []string{UnitAPIServer},
@@ -179,6 +182,7 @@ func (r *renderer) scheduler(b *builder, m api.ClusterNode) error {
 	v := r.release(m.NodeID, true)
 	b.unit(api.Unit{
 		Name:    UnitScheduler,
+		Reason:  "kube-scheduler",
 		Version: v,
 		Argv: []string{
 			"kube-scheduler",

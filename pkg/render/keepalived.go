@@ -46,9 +46,10 @@ func (r *renderer) keepalived(b *builder, m api.ClusterNode) error {
 	if err != nil {
 		return err
 	}
-	b.file(KeepalivedConfigPath, modeConfig, conf, false)
+	b.file(KeepalivedConfigPath, modeConfig, conf, false, r.keepalivedReason(m))
 	b.unit(api.Unit{
-		Name: UnitKeepalived,
+		Name:   UnitKeepalived,
+		Reason: "keepalived holding the API VIP",
 		Argv: []string{
 			"keepalived",
 			"--dont-fork",
@@ -144,7 +145,7 @@ table inet %[1]s {
 	}
 }
 `, vrrpFirewallTable)
-	b.file(VRRPFirewallPath, modeConfig, rules, false)
-	b.task(api.Task{Name: TaskFirewallVRRP, Argv: []string{"nft", "-f", VRRPFirewallPath}}, VRRPFirewallPath)
+	b.file(VRRPFirewallPath, modeConfig, rules, false, "nftables table "+vrrpFirewallTable+": accept VRRP (protocol 112) and mark it NOTRACK")
+	b.task(api.Task{Name: TaskFirewallVRRP, Argv: []string{"nft", "-f", VRRPFirewallPath}, Reason: "load the VRRP firewall table"}, VRRPFirewallPath)
 	return nil
 }

@@ -11,7 +11,7 @@ import (
 // kubelet renders every member's kubelet: its KubeletConfiguration and unit.
 // Control planes are tainted NoSchedule unless scheduleOnControlPlane.
 func (r *renderer) kubelet(b *builder, m api.ClusterNode, controlPlane bool) error {
-	b.file(KubeletConfigPath, modeConfig, r.kubeletConfig(), false)
+	b.file(KubeletConfigPath, modeConfig, r.kubeletConfig(), false, "KubeletConfiguration, cluster DNS "+r.c.Spec.ClusterDNS)
 	argv := []string{
 		"kubelet",
 		"--config=" + KubeletConfigPath,
@@ -20,8 +20,10 @@ func (r *renderer) kubelet(b *builder, m api.ClusterNode, controlPlane bool) err
 		"--hostname-override=" + m.NodeID,
 		"--node-ip=" + m.AdvertiseAddress,
 	}
+	reason := "kubelet registering " + m.NodeID + " with node IP " + m.AdvertiseAddress
 	if controlPlane && !r.c.Spec.ScheduleOnControlPlane {
 		argv = append(argv, "--register-with-taints=node-role.kubernetes.io/control-plane:NoSchedule")
+		reason += ", tainted node-role.kubernetes.io/control-plane:NoSchedule"
 	}
 	reads := []string{KubeletConfigPath, KubeletKubeconfigPath, pkiPath("ca.crt"), pkiPath("kubelet.crt"), pkiPath("kubelet.key")}
 	if r.bridge {
@@ -30,6 +32,7 @@ func (r *renderer) kubelet(b *builder, m api.ClusterNode, controlPlane bool) err
 	v := r.release(m.NodeID, false)
 	b.unit(api.Unit{
 		Name:      UnitKubelet,
+		Reason:    reason,
 		Version:   v,
 		Argv:      argv,
 		Restart:   api.RestartAlways,

@@ -58,6 +58,11 @@ type Options struct {
 	// renders `/usr/bin/curl -sfk --max-time 1 -o /dev/null
 	// https://127.0.0.1:<port>/readyz`. Tests point it at a script they control.
 	HealthCheckCommand string
+	// UnreportedPool names the pool of a volume without a volumeGroup on a
+	// node that has not reported a storage backend of its class yet. Empty
+	// (the orchestrator) fails such a render with ErrNoStorageBackend;
+	// plans set it so they can show the volume before the facts arrive.
+	UnreportedPool string
 }
 
 func (o Options) withDefaults() (Options, error) {

@@ -14,10 +14,11 @@ const (
 	modeConfig = 0o644
 )
 
-// keyPair writes name.crt (0644) and name.key (0600) under the PKI directory.
-func (b *builder) keyPair(name string, kp pki.KeyPair) {
-	b.file(pkiPath(name+".crt"), modeCert, string(kp.CertPEM), false)
-	b.file(pkiPath(name+".key"), modeKey, string(kp.KeyPEM), true)
+// keyPair writes name.crt (0644) and name.key (0600) under the PKI
+// directory; reason describes the certificate.
+func (b *builder) keyPair(name string, kp pki.KeyPair, reason string) {
+	b.file(pkiPath(name+".crt"), modeCert, string(kp.CertPEM), false, reason)
+	b.file(pkiPath(name+".key"), modeKey, string(kp.KeyPEM), true, "key of the "+reason)
 }
 
 func pkiPath(name string) string { return PKIDir + "/" + name }
@@ -32,16 +33,19 @@ func (r *renderer) nodePKI(b *builder, m api.ClusterNode) error {
 	if len(r.s.CA.CertPEM) == 0 {
 		return fmt.Errorf("render kubelet pki: cluster ca: %w", ErrMissingSecret)
 	}
-	b.file(pkiPath("ca.crt"), modeCert, string(r.s.CA.CertPEM), false)
-	b.keyPair("kubelet", ns.KubeletServing)
+	nodes := "nodes/" + m.NodeID + "/"
+	b.file(pkiPath("ca.crt"), modeCert, string(r.s.CA.CertPEM), false, "cluster CA certificate")
+	b.keyPair("kubelet", ns.KubeletServing, r.certReason("kubelet serving certificate", nodes+"kubeletServing"))
 	b.file(KubeletKubeconfigPath, modeKey,
-		pki.Kubeconfig(r.c.Metadata.Name, r.endpointURL(), r.s.CA.CertPEM, "system:node:"+m.NodeID, ns.KubeletClient), true)
+		pki.Kubeconfig(r.c.Metadata.Name, r.endpointURL(), r.s.CA.CertPEM, "system:node:"+m.NodeID, ns.KubeletClient), true,
+		kubeconfigReason("kubelet", "system:node:"+m.NodeID, r.endpointURL()))
 	if r.bridge {
 		if len(ns.KubeProxy.CertPEM) == 0 {
 			return fmt.Errorf("render kube-proxy pki: node %s: %w", m.NodeID, ErrMissingSecret)
 		}
 		b.file(KubeProxyKubeconfigPath, modeKey,
-			pki.Kubeconfig(r.c.Metadata.Name, r.endpointURL(), r.s.CA.CertPEM, pki.KubeProxyCommonName, ns.KubeProxy), true)
+			pki.Kubeconfig(r.c.Metadata.Name, r.endpointURL(), r.s.CA.CertPEM, pki.KubeProxyCommonName, ns.KubeProxy), true,
+			kubeconfigReason("kube-proxy", pki.KubeProxyCommonName, r.endpointURL()))
 	}
 	return nil
 }
@@ -54,22 +58,26 @@ func (r *renderer) controlPlanePKI(b *builder, m api.ClusterNode) error {
 		return fmt.Errorf("render control-plane pki: node %s: %w", m.NodeID, ErrMissingSecret)
 	}
 	s := r.s
-	b.file(pkiPath("ca.key"), modeKey, string(s.CA.KeyPEM), true)
-	b.file(pkiPath("front-proxy-ca.crt"), modeCert, string(s.FrontProxyCA.CertPEM), false)
-	b.keyPair("front-proxy-client", s.FrontProxyClient)
-	b.file(pkiPath("sa.pub"), modeCert, string(s.ServiceAccount.CertPEM), false)
-	b.file(pkiPath("sa.key"), modeKey, string(s.ServiceAccount.KeyPEM), true)
-	b.file(pkiPath("etcd/ca.crt"), modeCert, string(s.EtcdCA.CertPEM), false)
-	b.keyPair("etcd/server", cp.EtcdServer)
-	b.keyPair("etcd/peer", cp.EtcdPeer)
-	b.keyPair("apiserver", cp.APIServer)
-	b.keyPair("apiserver-kubelet-client", cp.APIServerKubeletClient)
-	b.keyPair("apiserver-etcd-client", cp.APIServerEtcdClient)
+	p := "controlPlanes/" + m.NodeID + "/"
+	b.file(pkiPath("ca.key"), modeKey, string(s.CA.KeyPEM), true, "cluster CA key")
+	b.file(pkiPath("front-proxy-ca.crt"), modeCert, string(s.FrontProxyCA.CertPEM), false, "front-proxy CA certificate")
+	b.keyPair("front-proxy-client", s.FrontProxyClient, r.certReason("aggregation-layer client certificate", "frontProxyClient"))
+	b.file(pkiPath("sa.pub"), modeCert, string(s.ServiceAccount.CertPEM), false, "service-account public key")
+	b.file(pkiPath("sa.key"), modeKey, string(s.ServiceAccount.KeyPEM), true, "service-account signing key")
+	b.file(pkiPath("etcd/ca.crt"), modeCert, string(s.EtcdCA.CertPEM), false, "etcd CA certificate")
+	b.keyPair("etcd/server", cp.EtcdServer, r.certReason("etcd server certificate", p+"etcdServer"))
+	b.keyPair("etcd/peer", cp.EtcdPeer, r.certReason("etcd peer certificate", p+"etcdPeer"))
+	b.keyPair("apiserver", cp.APIServer, r.certReason("kube-apiserver serving certificate", p+"apiServer"))
+	b.keyPair("apiserver-kubelet-client", cp.APIServerKubeletClient, r.certReason("kube-apiserver client certificate towards kubelets", p+"apiServerKubeletClient"))
+	b.keyPair("apiserver-etcd-client", cp.APIServerEtcdClient, r.certReason("kube-apiserver client certificate towards etcd", p+"apiServerEtcdClient"))
 	name := r.c.Metadata.Name
-	b.file(AdminKubeconfigPath, modeKey, pki.Kubeconfig(name, r.endpointURL(), s.CA.CertPEM, pki.AdminCommonName, cp.Admin), true)
+	b.file(AdminKubeconfigPath, modeKey, pki.Kubeconfig(name, r.endpointURL(), s.CA.CertPEM, pki.AdminCommonName, cp.Admin), true,
+		kubeconfigReason("admin", pki.AdminCommonName, r.endpointURL()))
 	b.file(ControllerManagerKubeconfigPath, modeKey,
-		pki.Kubeconfig(name, r.localAPIURL(), s.CA.CertPEM, pki.ControllerManagerCommonName, cp.ControllerManager), true)
+		pki.Kubeconfig(name, r.localAPIURL(), s.CA.CertPEM, pki.ControllerManagerCommonName, cp.ControllerManager), true,
+		kubeconfigReason("kube-controller-manager", pki.ControllerManagerCommonName, r.localAPIURL()))
 	b.file(SchedulerKubeconfigPath, modeKey,
-		pki.Kubeconfig(name, r.localAPIURL(), s.CA.CertPEM, pki.SchedulerCommonName, cp.Scheduler), true)
+		pki.Kubeconfig(name, r.localAPIURL(), s.CA.CertPEM, pki.SchedulerCommonName, cp.Scheduler), true,
+		kubeconfigReason("kube-scheduler", pki.SchedulerCommonName, r.localAPIURL()))
 	return nil
 }

@@ -36,6 +36,8 @@ type renderer struct {
 	cpIndex map[string]int
 	// podCIDRs is each member's pod /24 in bridge mode, by node id.
 	podCIDRs map[string]string
+	// certs is what pki issues, by slot name, for the items' reasons.
+	certs map[string]pki.IssuedCert
 }
 
 // Render returns the NodeState of every member of c, keyed by node id. c must
@@ -89,6 +91,9 @@ func newRenderer(c *api.KubernetesCluster, secrets *pki.ClusterSecrets, nodes ma
 	}
 	for i, n := range s.ControlPlaneNodes {
 		r.cpIndex[n.NodeID] = i
+	}
+	if r.certs, err = describeCerts(c); err != nil {
+		return nil, err
 	}
 	if r.bridge {
 		if r.podCIDRs, err = podCIDRs(s); err != nil {

@@ -252,7 +252,8 @@ func TestVolumes(t *testing.T) {
 			t.Errorf("%s: provisioner in mode lvm", id)
 		}
 		want := []api.VolumeOp{{Name: "k8s-store-" + id + "-kcore-kdata", Class: "lvm", Pool: "vg_kcore",
-			Device: "/dev/vg_kcore/k8s-store-" + id + "-kcore-kdata", SizeBytes: 53687091200, Role: "pool"}}
+			Device: "/dev/vg_kcore/k8s-store-" + id + "-kcore-kdata", SizeBytes: 53687091200, Role: "pool",
+			Reason: "LVM thin pool /dev/vg_kcore/k8s-store-" + id + "-kcore-kdata, 50 GiB; not mounted"}}
 		if !reflect.DeepEqual(ns.Volumes, want) {
 			t.Errorf("%s volumes = %+v", id, ns.Volumes)
 		}
@@ -260,7 +261,7 @@ func TestVolumes(t *testing.T) {
 	_, ha3 := renderCase(t, "lab-ha3", Options{})
 	want := []api.VolumeOp{{Name: "k8s-lab-node-109-kcore-kdata", Class: "zfs", Pool: "tank",
 		Device: "/dev/zvol/tank/k8s-lab-node-109-kcore-kdata", SizeBytes: 53687091200, FSType: "xfs", Role: "filesystem",
-		MountPath: "/mnt/kcore/lab/kcore-kdata"}}
+		MountPath: "/mnt/kcore/lab/kcore-kdata", Reason: "ZFS zvol /dev/zvol/tank/k8s-lab-node-109-kcore-kdata, 50 GiB, xfs at /mnt/kcore/lab/kcore-kdata"}}
 	if !reflect.DeepEqual(ha3["node-109"].Volumes, want) {
 		t.Errorf("zfs volume = %+v", ha3["node-109"].Volumes)
 	}

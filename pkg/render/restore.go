@@ -75,12 +75,13 @@ func (r *renderer) etcdRestore(b *builder, m api.ClusterNode, initial string) (s
 	}
 	snap := EtcdRestoreSnapshotPath(rs.Generation)
 	b.files[snap] = api.File{
-		Path: snap, Mode: 0o600, Secret: true, Encoding: api.EncodingGzipBase64,
+		Path: snap, Mode: 0o600, Secret: true, Encoding: api.EncodingGzipBase64, Reason: "etcd snapshot to restore",
 		Content: base64.StdEncoding.EncodeToString(r.opts.EtcdRestoreSnapshot),
 	}
 	b.units = append(b.units, pendingUnit{
 		unit: api.Unit{
-			Name: UnitEtcdRestore,
+			Name:   UnitEtcdRestore,
+			Reason: "restore etcd from the snapshot",
 			Argv: []string{
 				"etcdutl", "snapshot", "restore", snap,
 				"--name=" + m.NodeID,

@@ -54,6 +54,7 @@ func (r *renderer) volumes(b *builder, m api.ClusterNode) error {
 				op.MountPath = api.DefaultMountPath(r.c.Metadata.Name, v.Name)
 			}
 		}
+		op.Reason = volumeReason(op)
 		b.volumes = append(b.volumes, op)
 	}
 	return nil
@@ -75,6 +76,9 @@ func (r *renderer) storagePool(node string, v api.VolumeSpec) (string, error) {
 				return s.Name, nil
 			}
 		}
+	}
+	if r.opts.UnreportedPool != "" {
+		return r.opts.UnreportedPool, nil
 	}
 	return "", fmt.Errorf("render volume %s on %s: no volumeGroup and no %s backend reported: %w", v.Name, node, class, ErrNoStorageBackend)
 }
@@ -112,8 +116,8 @@ func (r *renderer) provisioner(b *builder) error {
 	if err != nil {
 		return fmt.Errorf("render provisioner: %w", err)
 	}
-	b.file(ProvisionerPath, modeConfig, yaml, false)
-	b.task(api.Task{Name: TaskProvisioner, Argv: r.kubectlApply(ProvisionerPath), After: []string{UnitAPIServer}},
+	b.file(ProvisionerPath, modeConfig, yaml, false, "local-path provisioner "+manifests.LocalPathProvisionerImage+", StorageClass "+scName+", paths "+nodePathsString(paths))
+	b.task(api.Task{Name: TaskProvisioner, Argv: r.kubectlApply(ProvisionerPath), After: []string{UnitAPIServer}, Reason: "kubectl apply the local-path provisioner"},
 		ProvisionerPath, AdminKubeconfigPath)
 	return nil
 }
