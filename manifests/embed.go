@@ -76,12 +76,25 @@ type DNS struct {
 	Replicas int
 }
 
-// CoreDNS renders CoreDNS with its RBAC, Corefile and kube-dns Service.
+// Where the kube-dns Service lives: the object CoreDNSService renders.
+const (
+	KubeDNSNamespace = "kube-system"
+	KubeDNSService   = "kube-dns"
+)
+
+// CoreDNS renders CoreDNS with its RBAC, Corefile and Deployment; the
+// kube-dns Service is rendered apart (CoreDNSService) because its cluster
+// IP cannot change in place: a new one means deleting and creating it.
 func CoreDNS(d DNS) (string, error) {
 	if d.Image == "" {
 		d.Image = CoreDNSImage
 	}
 	return execute("coredns.yaml.tmpl", d)
+}
+
+// CoreDNSService renders the kube-dns Service at d.ClusterIP.
+func CoreDNSService(d DNS) (string, error) {
+	return execute("kube-dns-service.yaml.tmpl", d)
 }
 
 // BootstrapRBAC returns the RBAC kcore applies when a cluster comes up.

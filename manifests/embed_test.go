@@ -27,7 +27,10 @@ func TestManifestsParse(t *testing.T) {
 		{"cilium-l2", func() (string, error) { return CiliumL2([]string{"192.168.40.220/29"}, []string{"enp6s0"}) }, []string{"- cidr: 192.168.40.220/29"}},
 		{"coredns", func() (string, error) {
 			return CoreDNS(DNS{ClusterIP: "10.96.0.10", ClusterDomain: "cluster.local", Replicas: 2})
-		}, []string{"clusterIP: 10.96.0.10", "kubernetes cluster.local in-addr.arpa", "replicas: 2"}},
+		}, []string{"kubernetes cluster.local in-addr.arpa", "replicas: 2"}},
+		{"kube-dns", func() (string, error) {
+			return CoreDNSService(DNS{ClusterIP: "10.96.0.10"})
+		}, []string{"kind: Service\nmetadata:\n  name: kube-dns\n  namespace: kube-system", "clusterIP: 10.96.0.10"}},
 		{"rbac", func() (string, error) { return rbac, nil }, []string{"name: kube-apiserver-kubelet-client"}},
 	}
 	for _, tt := range tests {

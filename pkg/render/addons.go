@@ -7,8 +7,13 @@ import (
 	"kcore.dev/kcore/pkg/api"
 )
 
-// addons renders, on the bootstrap control plane, the bootstrap RBAC and
-// CoreDNS (serving clusterDns) and the task that applies them.
+// addons renders, on the bootstrap control plane, the bootstrap RBAC,
+// CoreDNS and the kube-dns Service (serving clusterDns), and the tasks that
+// apply them. A Service's cluster IP cannot be patched (the API server
+// refuses "spec.clusterIPs[0]: may not change once set"), so the Service
+// has a file of its own and a task that deletes it whenever that file
+// changes; the apply task runs after it and creates it anew. Its first run
+// finds nothing to delete.
 func (r *renderer) addons(b *builder) error {
 	rbac, err := manifests.BootstrapRBAC()
 	if err != nil {
@@ -18,13 +23,30 @@ func (r *renderer) addons(b *builder) error {
 	if len(r.c.Spec.Members()) < 2 {
 		replicas = 1
 	}
-	dns, err := manifests.CoreDNS(manifests.DNS{ClusterIP: r.c.Spec.ClusterDNS, ClusterDomain: r.opts.ClusterDomain, Replicas: replicas})
+	d := manifests.DNS{ClusterIP: r.c.Spec.ClusterDNS, ClusterDomain: r.opts.ClusterDomain, Replicas: replicas}
+	dns, err := manifests.CoreDNS(d)
 	if err != nil {
 		return fmt.Errorf("render addons: %w", err)
 	}
+	svc, err := manifests.CoreDNSService(d)
+	if err != nil {
+		return fmt.Errorf("render addons: %w", err)
+	}
+	object := "Service " + manifests.KubeDNSNamespace + "/" + manifests.KubeDNSService
 	b.file(RBACPath, modeConfig, rbac, false, "bootstrap RBAC of the API server and the nodes")
-	b.file(CoreDNSPath, modeConfig, dns, false, "CoreDNS add-on, Service kube-system/kube-dns at cluster IP "+r.c.Spec.ClusterDNS)
-	b.task(api.Task{Name: TaskAddons, Argv: r.kubectlApply(RBACPath, CoreDNSPath), After: []string{UnitAPIServer}, Reason: "kubectl apply the RBAC and CoreDNS add-ons"},
-		RBACPath, CoreDNSPath, AdminKubeconfigPath)
+	b.file(CoreDNSPath, modeConfig, dns, false, fmt.Sprintf("CoreDNS add-on, %d replicas, domain %s", replicas, r.opts.ClusterDomain))
+	b.file(KubeDNSServicePath, modeConfig, svc, false, object+", cluster IP "+r.c.Spec.ClusterDNS)
+	b.task(api.Task{
+		Name:   TaskKubeDNSReplace,
+		Argv:   r.kubectl("delete", "--ignore-not-found", "--wait=true", "-f", KubeDNSServicePath),
+		After:  []string{UnitAPIServer},
+		Reason: "delete " + object + " so the add-ons task creates it with cluster IP " + r.c.Spec.ClusterDNS + " (a Service's cluster IP cannot change in place)",
+	}, KubeDNSServicePath)
+	b.task(api.Task{
+		Name:   TaskAddons,
+		Argv:   r.kubectlApply(RBACPath, CoreDNSPath, KubeDNSServicePath),
+		After:  []string{UnitAPIServer, TaskKubeDNSReplace},
+		Reason: "kubectl apply the RBAC, CoreDNS and " + object,
+	}, RBACPath, CoreDNSPath, KubeDNSServicePath, AdminKubeconfigPath)
 	return nil
 }

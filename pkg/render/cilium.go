@@ -17,11 +17,17 @@ import (
 // tasks run on a control plane right after its own kube-apiserver is ready,
 // when the VIP may not be up yet.
 func (r *renderer) kubectlApply(paths ...string) []string {
-	argv := []string{"kubectl", "--kubeconfig=" + AdminKubeconfigPath, "--server=" + r.localAPIURL(), "apply"}
+	var args []string
 	for _, p := range paths {
-		argv = append(argv, "-f", p)
+		args = append(args, "-f", p)
 	}
-	return argv
+	return r.kubectl(append([]string{"apply"}, args...)...)
+}
+
+// kubectl is the argv of a kubectl command against the local API server
+// with the admin kubeconfig's credentials, as kubectlApply.
+func (r *renderer) kubectl(args ...string) []string {
+	return append([]string{"kubectl", "--kubeconfig=" + AdminKubeconfigPath, "--server=" + r.localAPIURL()}, args...)
 }
 
 // ifaces is every member's interface, unique and sorted.

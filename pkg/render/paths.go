@@ -17,6 +17,7 @@ const (
 	ProvisionerPath                 = "/etc/kubernetes/provisioner.yaml"
 	RBACPath                        = "/etc/kubernetes/addons/rbac.yaml"
 	CoreDNSPath                     = "/etc/kubernetes/addons/coredns.yaml"
+	KubeDNSServicePath              = "/etc/kubernetes/addons/kube-dns-service.yaml"
 	BridgeCNIPath                   = "/etc/cni/net.d/10-kcore-bridge.conflist"
 	BridgeRoutesPath                = "/etc/kubernetes/bridge-routes.batch"
 )
@@ -35,6 +36,7 @@ const (
 	TaskCiliumL2          = "kcore-kubernetes-cilium-l2"
 	TaskProvisioner       = "kcore-kubernetes-provisioner"
 	TaskAddons            = "kcore-kubernetes-addons"
+	TaskKubeDNSReplace    = "kcore-kubernetes-kube-dns-replace"
 	TaskBridgeRoutes      = "kcore-bridge-routes"
 )
 
