@@ -2,6 +2,7 @@ package plan
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"kcore.dev/kcore/pkg/api"
@@ -18,8 +19,47 @@ func (b *builder) planCreate(j job) ClusterPlan {
 	b.checkFsync(c, nil)
 	b.checkInitialCluster(c)
 	s := &stepper{etcd: newEtcdState(nil, b.env.ready)}
-	b.createSteps(s, c, nil)
+	b.createSteps(s, c)
 	return ClusterPlan{Name: j.name, Action: ActionCreate, Steps: s.steps, Desired: c}
+}
+
+// createSteps renders c from nothing: every node joins.
+func (b *builder) createSteps(s *stepper, c *api.KubernetesCluster) {
+	if cur := b.renderFor(c, api.ClusterStatus{}, false); cur != nil {
+		b.stepsFromDiff(s, modeCreate, c.Metadata.Name, diffRenders(nil, c, nil, cur, keepOrder))
+	}
+}
+
+// updateSteps diffs the render of the stored cluster with the render of
+// next, both with the stored status.
+func (b *builder) updateSteps(s *stepper, j job, next *api.KubernetesCluster, leaveOrder func([]string) []string) {
+	status := b.env.status[j.name]
+	old := b.renderFor(j.stored, status, true)
+	if old == nil {
+		return
+	}
+	cur := b.renderFor(next, status, true)
+	if cur == nil {
+		return
+	}
+	b.stepsFromDiff(s, modeUpdate, j.name, diffRenders(j.stored, next, old, cur, leaveOrder))
+}
+
+// teardownSteps renders the stored cluster and diffs it with nothing:
+// workers leave first, then the control planes in reverse order so the
+// bootstrap node goes last. Volumes are kept on disk.
+func (b *builder) teardownSteps(s *stepper, j job) {
+	if old := b.renderFor(j.stored, b.env.status[j.name], true); old != nil {
+		b.stepsFromDiff(s, modeTeardown, j.name, diffRenders(j.stored, nil, old, nil, reverseOrder))
+	}
+}
+
+func keepOrder(ids []string) []string { return ids }
+
+func reverseOrder(ids []string) []string {
+	out := slices.Clone(ids)
+	slices.Reverse(out)
+	return out
 }
 
 func (b *builder) planUpdate(j job) ClusterPlan {
@@ -38,7 +78,9 @@ func (b *builder) planUpdate(j job) ClusterPlan {
 	b.checkAddresses(c, j.stored)
 	b.checkStorage(volumeDemands(c, j.stored))
 	s := &stepper{etcd: newEtcdState(memberIDs(j.stored.Spec.ControlPlaneNodes), b.env.ready)}
-	b.updateSteps(s, changes, c)
+	if !blocks(b.plan, j.name) {
+		b.updateSteps(s, j, c, keepOrder)
+	}
 	return ClusterPlan{Name: j.name, Action: ActionUpdate, Diff: fieldChanges(changes), Steps: s.steps, Desired: c}
 }
 
@@ -54,16 +96,16 @@ func (b *builder) planReplace(j job) ClusterPlan {
 	b.checkFsync(c, nil)
 	b.checkInitialCluster(c)
 	s := &stepper{etcd: newEtcdState(memberIDs(j.stored.Spec.ControlPlaneNodes), b.env.ready), teardown: true}
-	b.teardownSteps(s, j.stored)
+	b.teardownSteps(s, j)
 	s.etcd, s.teardown = newEtcdState(nil, b.env.ready), false
-	b.createSteps(s, c, j.stored)
+	b.createSteps(s, c)
 	return ClusterPlan{Name: j.name, Action: ActionReplace, Diff: fieldChanges(diffClusters(j.stored, c)), Steps: s.steps, Desired: c}
 }
 
 func (b *builder) planDelete(j job) ClusterPlan {
 	b.busy(j)
 	s := &stepper{etcd: newEtcdState(memberIDs(j.stored.Spec.ControlPlaneNodes), b.env.ready), teardown: true}
-	b.teardownSteps(s, j.stored)
+	b.teardownSteps(s, j)
 	return ClusterPlan{Name: j.name, Action: ActionDelete, Steps: s.steps}
 }
 
@@ -144,4 +186,13 @@ func fieldChanges(changes []change) []FieldChange {
 		out = append(out, c.FieldChange)
 	}
 	return out
+}
+
+func findVolume(c *api.KubernetesCluster, node, name string) (api.VolumeSpec, bool) {
+	for _, v := range c.Spec.LocalProvisioner.Volumes {
+		if v.NodeID == node && v.Name == name {
+			return v, true
+		}
+	}
+	return api.VolumeSpec{}, false
 }

@@ -23,6 +23,10 @@ const (
 	ComponentCertificates      = "certificates"
 	ComponentFirewall          = "firewall"
 	ComponentMembership        = "membership"
+	ComponentKubeProxy         = "kube-proxy"
+	ComponentBridgeCNI         = "bridge-cni"
+	ComponentAddons            = "addons"
+	ComponentFiles             = "files"
 )
 
 // Disruption classes, from least to most disruptive.
@@ -47,15 +51,12 @@ const (
 	StepIssue        = "issue"
 	StepReissue      = "reissue"
 	StepApply        = "apply"
-	StepInstall      = "install"
-	StepReinstall    = "reinstall"
 	StepGrow         = "grow"
 	StepRemount      = "remount"
-	StepTaint        = "taint"
-	StepUntaint      = "untaint"
 	StepDrain        = "drain"
 	StepAddMember    = "add-member"
 	StepRemoveMember = "remove-member"
+	StepReplace      = "replace"
 )
 
 // Blocking issue codes. docs/plan.md explains each with its fix.
@@ -79,6 +80,7 @@ const (
 	CodeClusterNotFound           = "cluster-not-found"
 	CodeNotAMember                = "not-a-member"
 	CodeConflictingRequest        = "conflicting-request"
+	CodeRenderFailed              = "render-failed"
 )
 
 // Warning codes.

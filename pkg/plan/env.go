@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"kcore.dev/kcore/pkg/api"
+	"kcore.dev/kcore/pkg/render"
 )
 
 // env is the read-only world a plan is computed against.
@@ -13,11 +14,14 @@ type env struct {
 	nodeIDs     []string // sorted
 	stored      map[string]*api.KubernetesCluster
 	phase       map[string]string
-	storedNames []string // sorted
+	status      map[string]api.ClusterStatus // stored, kept by an update
+	storedNames []string                     // sorted
+	opts        render.Options
 }
 
 func newEnv(in Input) *env {
-	e := &env{nodes: map[string]*api.Node{}, stored: map[string]*api.KubernetesCluster{}, phase: map[string]string{}}
+	e := &env{nodes: map[string]*api.Node{}, stored: map[string]*api.KubernetesCluster{}, phase: map[string]string{},
+		status: map[string]api.ClusterStatus{}, opts: in.Render}
 	for _, n := range in.Nodes {
 		if n == nil {
 			continue
@@ -38,6 +42,7 @@ func newEnv(in Input) *env {
 		}
 		e.stored[name] = prepared(c)
 		e.phase[name] = c.Status.Phase
+		e.status[name] = c.Status
 	}
 	slices.Sort(e.storedNames)
 	return e

@@ -32,6 +32,10 @@ func goldenCases() []struct {
 			})
 			return Input{Desired: []*api.KubernetesCluster{c}, Stored: lab(), Nodes: labNodes(), Index: 42}
 		}},
+		{"cluster-dns-change", func() Input {
+			c := with(labCluster(), func(c *api.KubernetesCluster) { c.Spec.ClusterDNS = "10.96.0.53" })
+			return Input{Desired: []*api.KubernetesCluster{c}, Stored: lab(), Nodes: labNodes(), Index: 42}
+		}},
 		{"volume-grow", func() Input {
 			c := with(labCluster(), func(c *api.KubernetesCluster) { c.Spec.LocalProvisioner.Volumes[0].SizeBytes = 100 * gib })
 			return Input{Desired: []*api.KubernetesCluster{c}, Stored: lab(), Nodes: labNodes(), Index: 42}

@@ -178,6 +178,7 @@ func diffUnits(old, cur []api.Unit, changedFiles map[string]bool) []ItemChange {
 			it.Because = because(o.Argv, u.Argv, o.Env, u.Env, u.Inputs, changedFiles)
 		case !sameUnit(o, u):
 			it.Change = ChangeUpdate
+			it.Because = unitFields(o, u)
 		default:
 			continue
 		}
@@ -289,9 +290,28 @@ func because(oldArgv, argv []string, oldEnv, env map[string]string, inputs []str
 	return out
 }
 
-func sameUnit(a, b api.Unit) bool {
-	return slices.Equal(a.Argv, b.Argv) && maps.Equal(a.Env, b.Env) && slices.Equal(a.After, b.After) &&
-		a.Restart == b.Restart && a.Oneshot == b.Oneshot && a.HealthURL == b.HealthURL && a.Version == b.Version
+func sameUnit(a, b api.Unit) bool { return len(unitFields(a, b)) == 0 }
+
+// unitFields names the fields that differ between two versions of a unit
+// besides its input hash.
+func unitFields(a, b api.Unit) []string {
+	var out []string
+	for _, f := range []struct {
+		name string
+		same bool
+	}{
+		{"argv", slices.Equal(a.Argv, b.Argv)},
+		{"env", maps.Equal(a.Env, b.Env)},
+		{"after", slices.Equal(a.After, b.After)},
+		{"restart", a.Restart == b.Restart && a.Oneshot == b.Oneshot},
+		{"healthUrl", a.HealthURL == b.HealthURL},
+		{"version", a.Version == b.Version},
+	} {
+		if !f.same {
+			out = append(out, f.name)
+		}
+	}
+	return out
 }
 
 func sortItems(items []ItemChange) []ItemChange {

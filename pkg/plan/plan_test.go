@@ -93,7 +93,7 @@ func TestNoOpHasNoChanges(t *testing.T) {
 	}
 }
 
-// stepKey is the part of a step the effect table decides.
+// stepKey is the part of a step derived from the rendered diff.
 type stepKey struct{ node, component, action, disruption string }
 
 func TestUpdateSteps(t *testing.T) {
@@ -111,19 +111,19 @@ func TestUpdateSteps(t *testing.T) {
 		edit func(*api.KubernetesCluster)
 		want []stepKey
 	}{
-		{"cluster DNS restarts kubelet everywhere", func(c *api.KubernetesCluster) { c.Spec.ClusterDNS = "10.96.0.11" },
-			on(all, ComponentKubelet, StepRestart, DisruptionRestartUnit)},
-		{"scheduling on control planes is a taint, no restart", func(c *api.KubernetesCluster) { c.Spec.ScheduleOnControlPlane = false },
-			on(cps, ComponentKubelet, StepTaint, DisruptionNone)},
-		{"cilium MTU reinstalls cilium", func(c *api.KubernetesCluster) { c.Spec.Cilium.MTU = 9000 },
-			on(cps[:1], ComponentCilium, StepReinstall, DisruptionRestartUnit)},
+		{"cluster DNS restarts kubelet everywhere and replaces the kube-dns Service", func(c *api.KubernetesCluster) { c.Spec.ClusterDNS = "10.96.0.11" },
+			append(on(all, ComponentKubelet, StepRestart, DisruptionRestartUnit), on(cps[:1], ComponentAddons, StepReplace, DisruptionNone)...)},
+		{"scheduling on control planes changes kubelet's registration flags", func(c *api.KubernetesCluster) { c.Spec.ScheduleOnControlPlane = false },
+			on(cps, ComponentKubelet, StepRestart, DisruptionRestartUnit)},
+		{"cilium MTU runs the cilium unit again", func(c *api.KubernetesCluster) { c.Spec.Cilium.MTU = 9000 },
+			on(cps[:1], ComponentCilium, StepRestart, DisruptionRestartUnit)},
 		{"another pool re-applies the L2 manifest", func(c *api.KubernetesCluster) {
 			c.Spec.Cilium.LoadBalancerIPPools = append(c.Spec.Cilium.LoadBalancerIPPools, "192.168.40.232/29")
 		}, on(cps[:1], ComponentCilium, StepApply, DisruptionNone)},
-		{"dropping every pool reinstalls cilium", func(c *api.KubernetesCluster) { c.Spec.Cilium.LoadBalancerIPPools = nil },
-			on(cps[:1], ComponentCilium, StepReinstall, DisruptionRestartUnit)},
-		{"health check restarts keepalived", func(c *api.KubernetesCluster) { c.Spec.HighAvailability.HealthCheck = ptrTo(false) },
-			on(cps, ComponentKeepalived, StepRestart, DisruptionRestartUnit)},
+		{"dropping every pool runs the cilium unit again", func(c *api.KubernetesCluster) { c.Spec.Cilium.LoadBalancerIPPools = nil },
+			on(cps[:1], ComponentCilium, StepRestart, DisruptionRestartUnit)},
+		{"health check restarts keepalived, which may move the VIP", func(c *api.KubernetesCluster) { c.Spec.HighAvailability.HealthCheck = ptrTo(false) },
+			on(cps, ComponentKeepalived, StepRestart, DisruptionVIPMove)},
 		{"VIP interface moves the VIP", func(c *api.KubernetesCluster) { c.Spec.HighAvailability.VIPInterface = "lo" },
 			on(cps, ComponentKeepalived, StepRestart, DisruptionVIPMove)},
 		{"a new volume is created and served", func(c *api.KubernetesCluster) {

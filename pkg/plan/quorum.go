@@ -44,6 +44,17 @@ func (e *etcdState) healthyCount() int {
 	return n
 }
 
+// down lists the members that are not healthy.
+func (e *etcdState) down() []string {
+	var out []string
+	for _, m := range e.members {
+		if !e.healthy[m] {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
 // quorum is the majority of the current voting members.
 func (e *etcdState) quorum() int { return quorumOf(len(e.members)) }
 

@@ -2,9 +2,10 @@ package plan
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
-	"kcore.dev/kcore/pkg/api"
+	"kcore.dev/kcore/pkg/render"
 )
 
 // stepper appends steps and stamps each with the projected etcd state.
@@ -15,9 +16,12 @@ type stepper struct {
 	teardown bool
 	// forming marks a new cluster whose members are still starting.
 	forming bool
+	// removeStart is the etcd member count before the first removal: every
+	// removal must keep a majority of it healthy.
+	removeStart int
 }
 
-func (s *stepper) add(node, component, action, disruption, detail string) {
+func (s *stepper) add(node, component, action, disruption, detail string, changes ...ItemChange) {
 	q := s.etcd.String()
 	switch {
 	case len(s.etcd.members) == 0 || s.etcd.hasQuorum():
@@ -27,43 +31,197 @@ func (s *stepper) add(node, component, action, disruption, detail string) {
 	case s.forming:
 		q = s.etcd.counts() + fmt.Sprintf(" (forming: etcd answers once %d members run)", s.etcd.quorum())
 	}
-	s.steps = append(s.steps, Step{Node: node, Component: component, Action: action, Disruption: disruption, Detail: detail, QuorumAfter: q})
+	s.steps = append(s.steps, Step{Node: node, Component: component, Action: action, Disruption: disruption, Detail: detail, QuorumAfter: q, Changes: changes})
 }
 
-// componentRank orders a node's steps: identity and network first, then
-// etcd, the control plane, keepalived, kubelet, volumes, and the cluster add-ons.
-func componentRank(c string) int {
-	order := []string{
-		ComponentCertificates, ComponentFirewall, ComponentEtcd, ComponentAPIServer,
-		ComponentControllerManager, ComponentScheduler, ComponentKeepalived, ComponentKubelet,
-		ComponentVolumePrefix, ComponentMembership, ComponentCilium, ComponentProvisioner,
+// Modes of stepsFromDiff.
+const (
+	modeCreate   = iota // a new cluster: etcd members form the initial cluster
+	modeUpdate          // a stored cluster changes; joining and leaving nodes change etcd membership
+	modeTeardown        // a deleted cluster: every node leaves, etcd goes down with it
+)
+
+// group is the changed items of one component on one node.
+type group struct {
+	component string
+	items     []ItemChange
+}
+
+// groups splits a node's change into components, ordered by componentRank
+// (reversed for a leaving node: processes stop before their files go).
+func groups(nc NodeChange, cluster string) []group {
+	var out []group
+	for _, it := range nc.Items {
+		c := componentOf(it, cluster, nc.Node)
+		i := slices.IndexFunc(out, func(g group) bool { return g.component == c })
+		if i < 0 {
+			out = append(out, group{component: c})
+			i = len(out) - 1
+		}
+		out[i].items = append(out[i].items, it)
 	}
-	for i, o := range order {
-		if c == o || (o == ComponentVolumePrefix && strings.HasPrefix(c, o)) {
-			return i
+	slices.SortStableFunc(out, func(a, b group) int { return componentRank(a.component) - componentRank(b.component) })
+	if nc.Membership == MembershipLeave {
+		slices.Reverse(out)
+	}
+	return out
+}
+
+// stepsFromDiff turns the rendered diff into ordered steps: each node's
+// changed components in order, membership steps (etcd learner and removal,
+// drain, Node object) where nodes join or leave, and the add-ons of the
+// nodes that stay last.
+func (b *builder) stepsFromDiff(s *stepper, mode int, cluster string, changes []plannedChange) {
+	var addons []Step
+	formed := false
+	for _, pc := range changes {
+		id := pc.Node
+		leaving := pc.Membership == MembershipLeave
+		if leaving && mode == modeUpdate && (!pc.controlPlane || b.env.ready(id)) {
+			s.add(id, ComponentKubelet, StepDrain, DisruptionDrain, "cordon and drain "+id+"; its pods move to other nodes")
+		}
+		for _, g := range groups(pc.NodeChange, cluster) {
+			action, disruption := groupAction(g, mode)
+			if pc.Membership == MembershipJoin && action == StepApply {
+				action = StepCreate
+			}
+			detail := ""
+			if g.component == ComponentEtcd && pc.controlPlane && pc.Membership != "" {
+				action, disruption, detail = b.etcdMembership(s, mode, id, pc.Membership, changes, &formed)
+			}
+			if g.component == ComponentAddons && pc.Membership == "" && replacesKubeDNS(g) {
+				action = StepReplace
+				detail = "the kube-dns Service is deleted and created again with the new cluster IP: a Service's clusterIP cannot change in place; names do not resolve through it in between, and pods keep the old resolver until they are recreated"
+			}
+			if isAddon(g.component) && pc.Membership != MembershipLeave {
+				saved := s.steps
+				s.steps = nil
+				s.add(id, g.component, action, disruption, detail, g.items...)
+				addons = append(addons, s.steps...)
+				s.steps = saved
+				continue
+			}
+			s.add(id, g.component, action, disruption, detail, g.items...)
+		}
+		if leaving && mode == modeUpdate {
+			s.add(id, ComponentMembership, StepRemove, DisruptionNone, "delete the Node object "+id+" from Kubernetes")
 		}
 	}
-	return len(order)
+	s.steps = append(s.steps, addons...)
 }
 
-// disruptionRank orders disruption classes from none to etcd-membership.
-func disruptionRank(d string) int {
-	for i, o := range []string{DisruptionNone, DisruptionRestartUnit, DisruptionCertReissue, DisruptionVolumeGrow, DisruptionVIPMove, DisruptionDrain, DisruptionEtcdMembership} {
-		if d == o {
-			return i
+// etcdMembership projects a joining or leaving control plane's etcd
+// member onto the quorum, blocks a step that would lose it, and says what
+// happens to the member.
+func (b *builder) etcdMembership(s *stepper, mode int, id, membership string, changes []plannedChange, formed *bool) (string, string, string) {
+	switch {
+	case mode == modeCreate && membership == MembershipJoin:
+		if !*formed {
+			var ids []string
+			for _, pc := range changes {
+				if pc.controlPlane && pc.Membership == MembershipJoin {
+					ids = append(ids, pc.Node)
+					s.etcd.add(pc.Node, false)
+				}
+			}
+			s.forming, *formed = true, true
+			s.etcd.add(id, b.env.ready(id))
+			return StepStart, DisruptionNone, fmt.Sprintf("start etcd member %s of the initial cluster %s (bootstrap node)", id, strings.Join(ids, ", "))
 		}
+		s.etcd.add(id, b.env.ready(id))
+		return StepStart, DisruptionNone, "start etcd member " + id + " of the initial cluster"
+	case membership == MembershipJoin:
+		had := s.etcd.hasQuorum()
+		s.etcd.add(id, b.env.ready(id))
+		if had && !s.etcd.hasQuorum() {
+			b.block(CodeQuorumLoss, "spec.controlPlaneNodes", id,
+				"bring the not-ready control planes back, or make sure the new node is ready, before adding it",
+				"adding %s as an etcd member leaves %s", id, s.etcd)
+		}
+		return StepAddMember, DisruptionEtcdMembership, fmt.Sprintf("add %s as an etcd learner, start etcd, promote it to a voting member once it has caught up", id)
+	case mode == modeTeardown:
+		s.etcd.stop(id)
+		return StepStop, DisruptionEtcdMembership, "stop etcd member " + id
 	}
-	return 0
+	if s.removeStart == 0 {
+		s.removeStart = len(s.etcd.members)
+	}
+	start := s.removeStart
+	need := quorumOf(start)
+	s.etcd.remove(id)
+	if s.etcd.healthyCount() < need || !s.etcd.hasQuorum() {
+		note := ""
+		if down := s.etcd.down(); len(down) > 0 {
+			note = " (not ready: " + names(down) + ")"
+		}
+		b.block(CodeQuorumLoss, "spec.controlPlaneNodes", id,
+			"keep a majority of the control planes healthy through the change: remove fewer control planes, bring the not-ready ones back first, or add replacements (--add-control-plane) before removing",
+			"removing %s leaves %s (%s); the change starts with %d members and must keep %d of them healthy at every step%s",
+			id, plural(s.etcd.healthyCount(), "healthy etcd member"), s.etcd, start, need, note)
+	}
+	return StepRemoveMember, DisruptionEtcdMembership, fmt.Sprintf("remove %s from the etcd membership through a healthy member, then stop etcd on %s", id, id)
 }
 
-// isAddon reports whether a component is a cluster add-on that runs once, on
-// the bootstrap control plane, after the per-node steps.
-func isAddon(component string) bool {
-	return component == ComponentCilium || component == ComponentProvisioner
+// replacesKubeDNS reports whether the add-on changes re-run the task that
+// deletes the kube-dns Service.
+func replacesKubeDNS(g group) bool {
+	return slices.ContainsFunc(g.items, func(it ItemChange) bool {
+		return it.Kind == KindTask && it.Name == render.TaskKubeDNSReplace && it.Change == ChangeRun
+	})
 }
 
-// nodeOrder lists the members: control planes in manifest order, then workers.
-func nodeOrder(c *api.KubernetesCluster) []string { return memberIDs(c.Spec.Members()) }
-
-// volumeComponent is the component name of a volume.
-func volumeComponent(name string) string { return ComponentVolumePrefix + name }
+// groupAction is a component's step action and disruption class, from its
+// strongest item: a unit's start, restart or stop, else a task run, else a
+// volume's change, else its files'.
+func groupAction(g group, mode int) (string, string) {
+	has := func(kind, change string) bool {
+		return slices.ContainsFunc(g.items, func(it ItemChange) bool { return it.Kind == kind && it.Change == change })
+	}
+	vip := g.component == ComponentKeepalived && mode != modeCreate
+	switch {
+	case has(KindUnit, ChangeStop):
+		if vip {
+			return StepStop, DisruptionVIPMove
+		}
+		return StepStop, DisruptionRestartUnit
+	case has(KindUnit, ChangeRestart):
+		if vip {
+			return StepRestart, DisruptionVIPMove
+		}
+		return StepRestart, DisruptionRestartUnit
+	case has(KindUnit, ChangeStart):
+		return StepStart, DisruptionNone
+	case has(KindUnit, ChangeUpdate), has(KindTask, ChangeRun), has(KindTask, ChangeUpdate):
+		return StepApply, DisruptionNone
+	case has(KindVolume, ChangeCreate):
+		return StepCreate, DisruptionNone
+	case has(KindVolume, ChangeGrow):
+		return StepGrow, DisruptionVolumeGrow
+	case has(KindVolume, ChangeChange):
+		return StepRemount, DisruptionRestartUnit
+	case has(KindVolume, ChangeKeep):
+		return StepKeep, DisruptionNone
+	case has(KindVolume, ChangePurge):
+		return StepRemove, DisruptionNone
+	}
+	adds, removes := has(KindFile, ChangeAdd), has(KindFile, ChangeRemove)
+	changed := has(KindFile, ChangeChange)
+	if g.component == ComponentCertificates {
+		switch {
+		case changed && mode != modeCreate:
+			return StepReissue, DisruptionCertReissue
+		case adds && !removes && !changed:
+			return StepIssue, DisruptionNone
+		case removes && !adds && !changed:
+			return StepRemove, DisruptionNone
+		}
+		return StepReissue, DisruptionCertReissue
+	}
+	switch {
+	case adds && !removes && !changed:
+		return StepCreate, DisruptionNone
+	case removes && !adds && !changed:
+		return StepRemove, DisruptionNone
+	}
+	return StepApply, DisruptionNone
+}

@@ -107,11 +107,49 @@ func (p *printer) steps(steps []Step) {
 			text += "  " + s.Detail
 		}
 		p.Line("      %s %s", p.Style(col, sym), strings.TrimRight(text, " "))
+		for _, it := range s.Changes {
+			p.item(it)
+		}
 		if s.QuorumAfter != quorum && s.QuorumAfter != "no etcd members" {
 			p.Line("          %s", p.Style(StyleDim, "⇒ etcd: "+s.QuorumAfter))
 		}
 		quorum = s.QuorumAfter
 	}
+}
+
+// item prints one rendered change under its step: its mark, the change
+// (for a file add/change/remove; for a unit, task or volume the verb),
+// what it is and, for a restart, which inputs changed. Content is never
+// printed, secret or not.
+func (p *printer) item(it ItemChange) {
+	sym, col := itemSymbol(it.Change)
+	text := it.Kind + " " + it.Name
+	if it.Kind != KindFile {
+		text = it.Change + " " + text
+	}
+	if it.Reason != "" {
+		text += ": " + it.Reason
+	}
+	switch {
+	case it.Change == ChangeUpdate && it.Kind == KindUnit:
+		text += " (changed: " + strings.Join(it.Because, ", ") + "; not in its input hash, no restart)"
+	case len(it.Because) > 0:
+		text += " (changed: " + strings.Join(it.Because, ", ") + ")"
+	}
+	p.Line("          %s %s", p.Style(col, sym), text)
+}
+
+// itemSymbol maps an item change to its +/~/-/= mark and colour.
+func itemSymbol(change string) (string, string) {
+	switch change {
+	case ChangeAdd, ChangeStart, ChangeCreate:
+		return "+", StyleGreen
+	case ChangeRemove, ChangeStop, ChangePurge:
+		return "-", StyleRed
+	case ChangeKeep:
+		return "=", StyleDim
+	}
+	return "~", StyleYellow
 }
 
 // disruptionTag is "[vip-move]", or "" for none.
@@ -125,7 +163,7 @@ func disruptionTag(s Step) string {
 // stepSymbol maps a step action to its +/~/-/= mark and colour.
 func stepSymbol(action string) (string, string) {
 	switch action {
-	case StepCreate, StepStart, StepIssue, StepInstall, StepAddMember:
+	case StepCreate, StepStart, StepIssue, StepAddMember:
 		return "+", StyleGreen
 	case StepStop, StepRemove, StepRemoveMember:
 		return "-", StyleRed

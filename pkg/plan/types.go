@@ -1,6 +1,9 @@
 package plan
 
-import "kcore.dev/kcore/pkg/api"
+import (
+	"kcore.dev/kcore/pkg/api"
+	"kcore.dev/kcore/pkg/render"
+)
 
 // FormatVersion is the version of the JSON plan format this package writes and reads.
 const FormatVersion = 1
@@ -26,6 +29,9 @@ type Input struct {
 	// and created again, which allows immutable-field changes and loses their
 	// etcd data.
 	Recreate []string
+	// Render are the orchestrator's render options: both renders a plan
+	// compares use them, so what the plan shows is what apply renders.
+	Render render.Options
 }
 
 // ScaleRequest is a membership change of one stored cluster.
@@ -86,18 +92,25 @@ type Step struct {
 	// Node is the node id the step runs on.
 	Node string `json:"node"`
 	// Component is etcd, kube-apiserver, kube-controller-manager,
-	// kube-scheduler, kubelet, keepalived, cilium, provisioner,
-	// volume:<name>, certificates, firewall or membership.
+	// kube-scheduler, kubelet, kube-proxy, keepalived, bridge-cni, cilium,
+	// addons, provisioner, volume:<name>, certificates, firewall, files or
+	// membership.
 	Component string `json:"component"`
-	// Action is what is done to the component, e.g. start, restart, grow.
+	// Action is what is done to the component, e.g. start, restart, grow,
+	// derived from its changed items.
 	Action string `json:"action"`
 	// Disruption is none, restart-unit, etcd-membership, vip-move,
 	// volume-grow, cert-reissue or drain.
 	Disruption string `json:"disruption"`
-	// Detail says what exactly happens and why.
+	// Detail says what happens beyond the items: etcd membership, a drain,
+	// a Kubernetes object that is replaced.
 	Detail string `json:"detail,omitempty"`
 	// QuorumAfter is the projected etcd state after the step, e.g. "3/3 healthy, quorum 2".
 	QuorumAfter string `json:"quorumAfter,omitempty"`
+	// Changes are the rendered items of the component that differ between
+	// the two renders (NodeDiff); empty only for membership steps (drain,
+	// deleting the Node object).
+	Changes []ItemChange `json:"changes,omitempty"`
 }
 
 // Issue is a blocking issue or a warning.

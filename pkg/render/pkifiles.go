@@ -18,7 +18,7 @@ const (
 // directory; reason describes the certificate.
 func (b *builder) keyPair(name string, kp pki.KeyPair, reason string) {
 	b.file(pkiPath(name+".crt"), modeCert, string(kp.CertPEM), false, reason)
-	b.file(pkiPath(name+".key"), modeKey, string(kp.KeyPEM), true, "key of the "+reason)
+	b.file(pkiPath(name+".key"), modeKey, string(kp.KeyPEM), true, "private key of "+name+".crt")
 }
 
 func pkiPath(name string) string { return PKIDir + "/" + name }

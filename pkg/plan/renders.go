@@ -1,0 +1,96 @@
+package plan
+
+import (
+	"slices"
+
+	"kcore.dev/kcore/pkg/api"
+	"kcore.dev/kcore/pkg/pki"
+	"kcore.dev/kcore/pkg/render"
+)
+
+// UnreportedPool is the storage pool a plan renders for a volume without a
+// volumeGroup on a node that has not reported its storage backends yet.
+const UnreportedPool = "(not-reported)"
+
+// renderFor renders c for a plan with the orchestrator's render code:
+// placeholder secrets (pki.Placeholder: the subjects and SANs pki will
+// issue, no key material), the registered nodes' facts, the Input's render
+// options and status, the stored status the cluster keeps (node pins,
+// release). existing says etcd is already running or being formed, as the
+// orchestrator renders for a stored cluster. A cluster that cannot be
+// rendered blocks the plan unless an issue already blocks it.
+func (b *builder) renderFor(c *api.KubernetesCluster, status api.ClusterStatus, existing bool) map[string]*api.NodeState {
+	if c == nil {
+		return map[string]*api.NodeState{}
+	}
+	rc := *c
+	rc.Status = status
+	sec, err := pki.Placeholder(&rc)
+	if err == nil {
+		opts := b.env.opts
+		opts.UnreportedPool = UnreportedPool
+		opts.EtcdClusterExists = existing
+		var out map[string]*api.NodeState
+		if out, err = render.Render(&rc, sec, b.env.nodes, opts); err == nil {
+			return out
+		}
+	}
+	if !blocks(b.plan, b.cluster) {
+		b.block(CodeRenderFailed, "", "", "correct the manifest and plan again",
+			"the cluster cannot be rendered: %v", err)
+	}
+	return nil
+}
+
+// plannedChange is one node's rendered diff with where it stands in the cluster.
+type plannedChange struct {
+	NodeChange
+	controlPlane bool
+}
+
+// diffRenders compares the stored render with the desired one node by
+// node, in the order changes are applied: joining nodes (control planes
+// first, in manifest order), leaving nodes (workers first, then control
+// planes in leaveOrder), then the nodes that stay.
+func diffRenders(old, cur *api.KubernetesCluster, oldStates, curStates map[string]*api.NodeState, leaveOrder func([]string) []string) []plannedChange {
+	var joins, stays, leaveW, leaveCP []string
+	isCP := map[string]bool{}
+	for _, c := range []*api.KubernetesCluster{old, cur} {
+		if c != nil {
+			for _, m := range c.Spec.ControlPlaneNodes {
+				isCP[m.NodeID] = true
+			}
+		}
+	}
+	if cur != nil {
+		for _, m := range cur.Spec.Members() {
+			if isMember(old, m.NodeID) {
+				stays = append(stays, m.NodeID)
+			} else {
+				joins = append(joins, m.NodeID)
+			}
+		}
+	}
+	if old != nil {
+		for _, m := range old.Spec.WorkerNodes {
+			if !isMember(cur, m.NodeID) {
+				leaveW = append(leaveW, m.NodeID)
+			}
+		}
+		for _, m := range old.Spec.ControlPlaneNodes {
+			if !isMember(cur, m.NodeID) {
+				leaveCP = append(leaveCP, m.NodeID)
+			}
+		}
+	}
+	order := slices.Concat(joins, leaveW, leaveOrder(leaveCP), stays)
+	out := make([]plannedChange, 0, len(order))
+	for _, id := range order {
+		nc := NodeDiff(oldStates[id], curStates[id])
+		if nc.Node == "" {
+			nc.Node = id
+		}
+		out = append(out, plannedChange{NodeChange: nc, controlPlane: isCP[id]})
+	}
+	return out
+}
