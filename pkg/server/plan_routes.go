@@ -30,6 +30,9 @@ type view struct {
 	updates  map[string]store.Object
 	stored   []*api.KubernetesCluster
 	nodes    []*api.Node
+	// nodeIndex is each Node object's modify index: a node that reported
+	// new facts after a plan may render differently.
+	nodeIndex map[string]uint64
 }
 
 // readView reads clusters, updates and nodes at one store index: it reads
@@ -38,7 +41,7 @@ func (s *Server) readView() (*view, error) {
 	st := s.backend.State()
 	for {
 		before := st.LastIndex()
-		v := &view{index: before, clusters: map[string]store.Object{}, updates: map[string]store.Object{}}
+		v := &view{index: before, clusters: map[string]store.Object{}, updates: map[string]store.Object{}, nodeIndex: map[string]uint64{}}
 		for _, o := range st.List(api.KindKubernetesCluster) {
 			var c api.KubernetesCluster
 			if err := json.Unmarshal(o.Data, &c); err != nil {
@@ -58,6 +61,7 @@ func (s *Server) readView() (*view, error) {
 			if n.Metadata.Name == "" {
 				n.Metadata.Name = o.Name
 			}
+			v.nodeIndex[n.Metadata.Name] = o.ModifyIndex
 			if ready, last, ok := s.liveness(n.Metadata.Name); ok {
 				n.Status.Ready, n.Status.LastHeartbeat = ready, last
 			}
@@ -140,7 +144,7 @@ func (s *Server) applyPost(c *call) (any, error) {
 		return nil, err
 	}
 	if resp.Hash != req.Hash || touchedSince(v, resp, req.Index) {
-		return nil, newError(apiv1.CodeStalePlan, "the stored state changed since this plan was made: run plan again")
+		return nil, newError(apiv1.CodeStalePlan, "%s: run plan again", staleReason(v, resp, req.Index))
 	}
 	if resp.Blocked() {
 		return nil, blockedError(resp.Plan.Blocking)
@@ -209,6 +213,37 @@ func touchedSince(v *view, resp *apiv1.PlanResponse, index uint64) bool {
 		}
 	}
 	return false
+}
+
+// staleReason says why a plan recomputed at apply differs from the one
+// reviewed at index: an object it writes changed, or the plan's hash,
+// which covers every rendered file, unit, task and volume it changes,
+// differs because what would be rendered now is not what was reviewed
+// (a member reported new facts, or the controller renders differently).
+func staleReason(v *view, resp *apiv1.PlanResponse, index uint64) string {
+	var changed, nodes []string
+	for _, cp := range resp.Plan.Clusters {
+		if o, ok := v.clusters[cp.Name]; ok && o.ModifyIndex > index {
+			changed = append(changed, api.KindKubernetesCluster+"/"+cp.Name)
+		}
+		for _, st := range cp.Steps {
+			if v.nodeIndex[st.Node] > index && !slices.Contains(nodes, st.Node) {
+				nodes = append(nodes, st.Node)
+			}
+		}
+	}
+	for _, u := range resp.Updates {
+		if o, ok := v.updates[u.Name]; ok && o.ModifyIndex > index {
+			changed = append(changed, api.KindClusterUpdate+"/"+u.Name)
+		}
+	}
+	switch {
+	case len(changed) > 0:
+		return fmt.Sprintf("%s changed since this plan was made (index %d)", strings.Join(changed, ", "), index)
+	case len(nodes) > 0:
+		return fmt.Sprintf("what would be rendered now differs from the reviewed plan: %s reported new facts since index %d", strings.Join(nodes, ", "), index)
+	}
+	return fmt.Sprintf("what would be applied now differs from the reviewed plan (index %d): its steps, the files, units, tasks and volumes they render, its issues or its options changed", index)
 }
 
 // blockedError is the 409 plan-blocked answer with the issues in its details.
