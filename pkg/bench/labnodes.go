@@ -17,13 +17,14 @@ import (
 	"time"
 
 	"kcore.dev/kcore/pkg/api"
+	"kcore.dev/kcore/pkg/render"
 )
 
-// Unit names the lab's agents run.
+// Unit names the lab's agents run (render's).
 const (
-	unitEtcd       = "kcore-etcd"
-	unitAPIServer  = "kcore-kube-apiserver"
-	unitKeepalived = "kcore-keepalived"
+	unitEtcd       = render.UnitEtcd
+	unitAPIServer  = render.UnitAPIServer
+	unitKeepalived = render.UnitKeepalived
 )
 
 // errNotYet is what a poll condition returns while it waits.

@@ -20,6 +20,7 @@ import (
 
 	"kcore.dev/kcore/pkg/api"
 	"kcore.dev/kcore/pkg/pki"
+	"kcore.dev/kcore/pkg/render"
 )
 
 // Defaults of Taker.
@@ -133,7 +134,7 @@ func (t *Taker) base(address string) string {
 	if t.Endpoint != nil {
 		return t.Endpoint(address)
 	}
-	return "https://" + net.JoinHostPort(address, "2379")
+	return "https://" + net.JoinHostPort(address, strconv.Itoa(render.EtcdClientPort))
 }
 
 // streamMessage is one line of the gateway's snapshot stream: a result

@@ -10,18 +10,17 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
 	"kcore.dev/kcore/pkg/api"
 	"kcore.dev/kcore/pkg/pki"
+	"kcore.dev/kcore/pkg/render"
 )
 
 // DefaultCheckTimeout bounds one health request.
 const DefaultCheckTimeout = 2 * time.Second
-
-// EtcdClientPort is the port etcd serves clients on.
-const EtcdClientPort = "2379"
 
 // CheckResult is the outcome of one health check.
 type CheckResult struct {
@@ -145,7 +144,7 @@ func etcdURL(endpoint func(string) string, address string) string {
 	if endpoint != nil {
 		return endpoint(address)
 	}
-	return "https://" + net.JoinHostPort(address, EtcdClientPort)
+	return "https://" + net.JoinHostPort(address, strconv.Itoa(render.EtcdClientPort))
 }
 
 // adminPair is the admin client certificate of the first control plane that

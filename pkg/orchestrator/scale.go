@@ -4,14 +4,13 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"strconv"
 	"strings"
 
 	"kcore.dev/kcore/pkg/api"
 	"kcore.dev/kcore/pkg/pki"
+	"kcore.dev/kcore/pkg/render"
 )
-
-// EtcdPeerPort is the port etcd members talk to each other on.
-const EtcdPeerPort = "2380"
 
 // membershipStep is the outcome of one etcd membership pass.
 type membershipStep struct {
@@ -25,7 +24,7 @@ type membershipStep struct {
 
 // peerURL is a control plane's etcd peer URL, as render writes it.
 func peerURL(address string) string {
-	return "https://" + net.JoinHostPort(address, EtcdPeerPort)
+	return "https://" + net.JoinHostPort(address, strconv.Itoa(render.EtcdPeerPort))
 }
 
 // syncEtcd moves etcd's membership one step towards the spec's control

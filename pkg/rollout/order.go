@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"kcore.dev/kcore/pkg/api"
+	"kcore.dev/kcore/pkg/render"
 )
 
 // steps orders the targets into steps. Control planes always go one at a
@@ -143,15 +144,15 @@ func (e *env) disruptions(t *target, scope string) []Disruption {
 	return out
 }
 
-// Unit names on the nodes (pkg/render's).
+// Unit names on the nodes: render's, and the agent's own.
 const (
-	unitEtcd              = "kcore-etcd"
-	unitAPIServer         = "kcore-kube-apiserver"
-	unitControllerManager = "kcore-kube-controller-manager"
-	unitScheduler         = "kcore-kube-scheduler"
-	unitKeepalived        = "kcore-keepalived"
-	unitKubelet           = "kcore-kubelet"
-	unitKubeProxy         = "kcore-kube-proxy"
+	unitEtcd              = render.UnitEtcd
+	unitAPIServer         = render.UnitAPIServer
+	unitControllerManager = render.UnitControllerManager
+	unitScheduler         = render.UnitScheduler
+	unitKeepalived        = render.UnitKeepalived
+	unitKubelet           = render.UnitKubelet
+	unitKubeProxy         = render.UnitKubeProxy
 	unitNodeAgent         = "kcore-node-agent"
 )
 
