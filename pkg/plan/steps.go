@@ -80,7 +80,15 @@ func (b *builder) stepsFromDiff(s *stepper, mode int, cluster string, changes []
 		if leaving && mode == modeUpdate && (!pc.controlPlane || b.env.ready(id)) {
 			s.add(id, ComponentKubelet, StepDrain, DisruptionDrain, "cordon and drain "+id+"; its pods move to other nodes")
 		}
-		for _, g := range groups(pc.NodeChange, cluster) {
+		gs := groups(pc.NodeChange, cluster)
+		if leaving && mode == modeUpdate {
+			// A leaving control plane leaves etcd after its drain and
+			// before its units stop, as the orchestrator does it.
+			slices.SortStableFunc(gs, func(a, b group) int {
+				return boolInt(a.component != ComponentEtcd) - boolInt(b.component != ComponentEtcd)
+			})
+		}
+		for _, g := range gs {
 			action, disruption := groupAction(g, mode)
 			if pc.Membership == MembershipJoin && action == StepApply {
 				action = StepCreate
