@@ -60,6 +60,10 @@ type ItemChange struct {
 	// Because names, for a unit restart or a task run, the inputs that
 	// changed: "argv", "env" or file paths it reads.
 	Because []string `json:"because,omitempty"`
+	// Objects names, for a changed Kubernetes manifest, the objects in it
+	// that are added, changed or removed, e.g. "changed Service
+	// kube-system/kube-dns".
+	Objects []string `json:"objects,omitempty"`
 	// Secret marks a key or kubeconfig: its content is never shown.
 	Secret bool `json:"secret,omitempty"`
 	// Digest is the new content's hash (a file's content, a unit's or
@@ -148,6 +152,9 @@ func diffFiles(old, cur []api.File) []ItemChange {
 			it.Change = ChangeAdd
 		case o.Content != f.Content || o.Mode != f.Mode || o.Encoding != f.Encoding || o.Secret != f.Secret:
 			it.Change = ChangeChange
+			if !f.Secret && f.Encoding == "" && o.Encoding == "" {
+				it.Objects = objectChanges(f.Path, o.Content, f.Content)
+			}
 		default:
 			continue
 		}

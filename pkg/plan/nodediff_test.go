@@ -2,6 +2,8 @@ package plan
 
 import (
 	"slices"
+	"strconv"
+	"strings"
 	"testing"
 
 	"kcore.dev/kcore/pkg/api"
@@ -87,5 +89,37 @@ func TestNodeDiffMembership(t *testing.T) {
 	}
 	if !NodeDiff(nil, nil).Empty() {
 		t.Error("NodeDiff(nil, nil) is not empty")
+	}
+}
+
+// A changed manifest names the Kubernetes objects that change in it.
+func TestNodeDiffNamesChangedObjects(t *testing.T) {
+	svc := func(ip string) string {
+		return "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: coredns\n  namespace: kube-system\ndata: {a: b}\n---\n" +
+			"apiVersion: v1\nkind: Service\nmetadata:\n  name: kube-dns\n  namespace: kube-system\nspec:\n  clusterIP: " + ip + "\n"
+	}
+	old := &api.NodeState{NodeID: "n", Files: []api.File{{Path: "/etc/kubernetes/addons/x.yaml", Content: svc("10.96.0.10")}}}
+	cur := &api.NodeState{NodeID: "n", Files: []api.File{{Path: "/etc/kubernetes/addons/x.yaml", Content: svc("10.96.0.53")}}}
+	got := NodeDiff(old, cur)
+	if len(got.Items) != 1 || !slices.Equal(got.Items[0].Objects, []string{"changed Service kube-system/kube-dns"}) {
+		t.Fatalf("items = %+v, want the Service named", got.Items)
+	}
+}
+
+// objectChanges reads at most MaxManifestObjects objects of a manifest.
+func TestObjectChangesBound(t *testing.T) {
+	doc := func(i int) string {
+		return "kind: ConfigMap\nmetadata:\n  name: c" + strconv.Itoa(i) + "\n---\n"
+	}
+	var atBound, over strings.Builder
+	for i := range MaxManifestObjects {
+		atBound.WriteString(doc(i))
+	}
+	over.WriteString(atBound.String() + doc(MaxManifestObjects))
+	if got := objectChanges("/m.yaml", "", atBound.String()); len(got) != MaxManifestObjects {
+		t.Errorf("at the bound: %d objects, want %d", len(got), MaxManifestObjects)
+	}
+	if got := objectChanges("/m.yaml", "", over.String()); got != nil {
+		t.Errorf("over the bound: %d objects, want none", len(got))
 	}
 }

@@ -136,6 +136,9 @@ func (p *printer) item(it ItemChange) {
 	case len(it.Because) > 0:
 		text += " (changed: " + strings.Join(it.Because, ", ") + ")"
 	}
+	if len(it.Objects) > 0 {
+		text += " [" + strings.Join(it.Objects, "; ") + "]"
+	}
 	p.Line("          %s %s", p.Style(col, sym), text)
 }
 
