@@ -8,4 +8,11 @@
 // (cluster CA, service-account key) go to control planes only. Every unit and
 // task carries an input hash over its argv, environment and the content of
 // every file it reads, so the agent restarts exactly what an edit affects.
+//
+// Every item also carries a Reason (what it is: a certificate's subject and
+// SANs, a kubeconfig's user and server) and units and tasks the Inputs their
+// hash covers. Neither is serialised or hashed: they are for pkg/plan, which
+// renders twice and shows the difference. This package owns the names every
+// other package uses: paths, unit and task names, ports (paths.go) and the
+// keepalived priority rule (Priority); it never imports pkg/plan.
 package render
