@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"kcore.dev/kcore/pkg/raftnode"
+	"kcore.dev/kcore/pkg/render"
 	"kcore.dev/kcore/pkg/server"
 	"kcore.dev/kcore/pkg/store"
 )
@@ -16,10 +17,16 @@ import (
 // errors to the server's sentinels.
 type Backend struct {
 	n *raftnode.Node
+	// Render are the orchestrator's render options, which plans render with.
+	Render render.Options
 }
 
 // NewBackend returns the server.Backend of a raft node.
 func NewBackend(n *raftnode.Node) *Backend { return &Backend{n: n} }
+
+// RenderOptions are the options the orchestrator renders with: plans
+// computed by the API render with the same ones.
+func (b *Backend) RenderOptions() render.Options { return b.Render }
 
 // mapErr wraps raftnode errors with the server sentinels they mean.
 func mapErr(err error) error {

@@ -172,7 +172,7 @@ func (c *Controller) open(creds credentials) error {
 	c.clientTL = server.ClientTLS(creds.cert, pool)
 	c.keyring = creds.keyring
 	c.srv, err = server.New(server.Config{
-		Backend:    NewBackend(c.node),
+		Backend:    &Backend{n: c.node, Render: cfg.RenderOptions},
 		CA:         creds.ca,
 		Keyring:    creds.keyring,
 		ForwardTLS: c.clientTL,

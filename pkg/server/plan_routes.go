@@ -11,6 +11,7 @@ import (
 	"kcore.dev/kcore/pkg/api"
 	"kcore.dev/kcore/pkg/apiv1"
 	"kcore.dev/kcore/pkg/plan"
+	"kcore.dev/kcore/pkg/render"
 	"kcore.dev/kcore/pkg/rollout"
 	"kcore.dev/kcore/pkg/store"
 )
@@ -73,8 +74,23 @@ func (s *Server) readView() (*view, error) {
 	}
 }
 
-// compute plans req against v as if at index.
-func compute(v *view, req apiv1.PlanRequest, index uint64) (*apiv1.PlanResponse, error) {
+// renderOptioner is a Backend that knows the orchestrator's render options
+// (the controller's does); plans render with them. Without it plans render
+// with the defaults.
+type renderOptioner interface {
+	RenderOptions() render.Options
+}
+
+// renderOptions are the options plans render with.
+func (s *Server) renderOptions() render.Options {
+	if ro, ok := s.backend.(renderOptioner); ok {
+		return ro.RenderOptions()
+	}
+	return render.Options{}
+}
+
+// compute plans req against v as if at index, rendering with opts.
+func compute(v *view, req apiv1.PlanRequest, index uint64, opts render.Options) (*apiv1.PlanResponse, error) {
 	desired := make([]*api.KubernetesCluster, len(req.Clusters))
 	for i := range req.Clusters {
 		desired[i] = &req.Clusters[i]
@@ -82,6 +98,7 @@ func compute(v *view, req apiv1.PlanRequest, index uint64) (*apiv1.PlanResponse,
 	p := plan.Compute(plan.Input{
 		Desired: desired, Stored: v.stored, Nodes: v.nodes, Index: index,
 		Prune: req.Prune, Scale: req.Scale, Delete: req.Delete, Recreate: req.Recreate,
+		Render: opts,
 	})
 	updates, err := planUpdates(p, v, req.Updates)
 	if err != nil {
@@ -100,7 +117,7 @@ func (s *Server) planPost(c *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	resp, err := compute(v, req, v.index)
+	resp, err := compute(v, req, v.index, s.renderOptions())
 	if err != nil {
 		return nil, err
 	}
@@ -139,7 +156,7 @@ func (s *Server) applyPost(c *call) (any, error) {
 	if req.Index > v.index {
 		return nil, newError(apiv1.CodeStalePlan, "the plan's index %d is ahead of the controller's %d: run plan again", req.Index, v.index)
 	}
-	resp, err := compute(v, req.Request, req.Index)
+	resp, err := compute(v, req.Request, req.Index, s.renderOptions())
 	if err != nil {
 		return nil, err
 	}

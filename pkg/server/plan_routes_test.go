@@ -7,6 +7,8 @@ import (
 	"kcore.dev/kcore/pkg/api"
 	"kcore.dev/kcore/pkg/apiv1"
 	"kcore.dev/kcore/pkg/plan"
+	"kcore.dev/kcore/pkg/render"
+	"kcore.dev/kcore/pkg/store"
 )
 
 func TestMayApply(t *testing.T) {
@@ -87,3 +89,44 @@ func TestApplyObject(t *testing.T) {
 		}
 	}
 }
+
+// Plans render with the orchestrator's render options: a controller with the
+// lab profile plans the lab profile's kubelet configuration, so its plan
+// hash differs from the default profile's.
+func TestComputeRendersWithTheOrchestratorsOptions(t *testing.T) {
+	n := &api.Node{Metadata: api.ObjectMeta{Name: "node-201"}, Status: api.NodeHealth{Ready: true}, Facts: api.NodeFacts{
+		Addresses: []string{"192.168.41.201"}, Interfaces: []api.Interface{{Name: "enp6s0", Up: true, Addresses: []string{"192.168.41.201/24"}}},
+	}}
+	v := &view{index: 7, clusters: map[string]store.Object{}, updates: map[string]store.Object{}, nodes: []*api.Node{n}, nodeIndex: map[string]uint64{}}
+	req := apiv1.PlanRequest{Clusters: []api.KubernetesCluster{{
+		Kind: api.KindKubernetesCluster, Metadata: api.ObjectMeta{Name: "edge"},
+		Spec: api.ClusterSpec{
+			ClusterCIDR: "10.245.0.0/16", ServiceCIDR: "10.97.0.0/16", ClusterDNS: "10.97.0.10",
+			APIServerEndpoint: "192.168.41.201:6443", ScheduleOnControlPlane: true,
+			ControlPlaneNodes: []api.ClusterNode{{NodeID: "node-201", AdvertiseAddress: "192.168.41.201"}},
+		},
+	}}}
+	def, err := compute(v, req, 7, render.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lab, err := compute(v, req, 7, render.Options{Profile: render.ProfileLab})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if def.Plan.Blocked() || def.Hash == lab.Hash {
+		t.Fatalf("the render options do not reach the plan (blocked %v: %+v)", def.Plan.Blocked(), def.Plan.Blocking)
+	}
+	s := &Server{backend: optionsBackend{opts: render.Options{Profile: render.ProfileLab}}}
+	if s.renderOptions().Profile != render.ProfileLab {
+		t.Fatal("the server does not take the render options from its backend")
+	}
+}
+
+// optionsBackend is a Backend that only knows render options.
+type optionsBackend struct {
+	Backend
+	opts render.Options
+}
+
+func (b optionsBackend) RenderOptions() render.Options { return b.opts }
