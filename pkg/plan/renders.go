@@ -30,6 +30,7 @@ func (b *builder) renderFor(c *api.KubernetesCluster, status api.ClusterStatus, 
 		opts := b.env.opts
 		opts.UnreportedPool = UnreportedPool
 		opts.EtcdClusterExists = existing
+		opts.EtcdRestoreSnapshot = nil // a snapshot is data, never part of a plan
 		var out map[string]*api.NodeState
 		if out, err = render.Render(&rc, sec, b.env.nodes, opts); err == nil {
 			return out
