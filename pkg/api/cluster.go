@@ -1,5 +1,7 @@
 package api
 
+import "kcore.dev/kcore/pkg/render/kubeflags"
+
 // KubernetesCluster is one Kubernetes cluster on machines kcore manages. It is
 // applied with `kctl kubernetes apply` and stored by the controller.
 type KubernetesCluster struct {
@@ -40,8 +42,49 @@ type ClusterSpec struct {
 	ScheduleOnControlPlane bool `json:"scheduleOnControlPlane,omitempty" yaml:"scheduleOnControlPlane,omitempty"`
 	// LocalProvisioner creates local volumes and the local-path provisioner.
 	LocalProvisioner LocalProvisionerSpec `json:"localProvisioner,omitzero" yaml:"localProvisioner,omitempty"`
+	// APIServer adds command-line flags to kube-apiserver.
+	APIServer ComponentSpec `json:"apiServer,omitzero" yaml:"apiServer,omitempty"`
+	// ControllerManager adds command-line flags to kube-controller-manager.
+	ControllerManager ComponentSpec `json:"controllerManager,omitzero" yaml:"controllerManager,omitempty"`
+	// Scheduler adds command-line flags to kube-scheduler.
+	Scheduler ComponentSpec `json:"scheduler,omitzero" yaml:"scheduler,omitempty"`
+	// Kubelet adds command-line flags to every member's kubelet.
+	Kubelet ComponentSpec `json:"kubelet,omitzero" yaml:"kubelet,omitempty"`
 	// InitialCluster is accepted for compatibility and ignored on create: membership comes from the node lists.
 	InitialCluster string `json:"initialCluster,omitempty" yaml:"initialCluster,omitempty"`
+}
+
+// ComponentSpec configures one Kubernetes component kcore runs.
+type ComponentSpec struct {
+	// ExtraArgs are flags added to the component's command line, by flag name
+	// without the leading dashes (kubeadm's convention): {"audit-log-maxage": "30"}
+	// becomes --audit-log-maxage=30, after kcore's own flags, sorted by name.
+	// A flag kcore sets itself is refused. A change restarts the component,
+	// one control plane at a time.
+	ExtraArgs map[string]string `json:"extraArgs,omitempty" yaml:"extraArgs,omitempty"`
+}
+
+// ExtraArgs are the extra flags of component (kubeflags.APIServer,
+// ControllerManager, Scheduler or Kubelet), nil for any other.
+func (s *ClusterSpec) ExtraArgs(component string) map[string]string {
+	if c := s.component(component); c != nil {
+		return c.ExtraArgs
+	}
+	return nil
+}
+
+func (s *ClusterSpec) component(name string) *ComponentSpec {
+	switch name {
+	case kubeflags.APIServer:
+		return &s.APIServer
+	case kubeflags.ControllerManager:
+		return &s.ControllerManager
+	case kubeflags.Scheduler:
+		return &s.Scheduler
+	case kubeflags.Kubelet:
+		return &s.Kubelet
+	}
+	return nil
 }
 
 // CiliumSpec configures the Cilium CNI and its L2 load balancer.

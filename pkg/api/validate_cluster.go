@@ -18,6 +18,7 @@ func (c *KubernetesCluster) Validate() Issues {
 	validateCilium(v, s)
 	validateAddressesDisjoint(v, s, nets)
 	validateProvisioner(v, s)
+	validateExtraArgs(v, s)
 	if s.InitialCluster != "" {
 		v.warnf("spec.initialCluster", "ignored on create: etcd membership comes from controlPlaneNodes, and the first entry bootstraps")
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
+	"github.com/zclconf/go-cty/cty"
 
 	"kcore.dev/kcore/pkg/api"
 )
@@ -206,6 +207,13 @@ func (h *hclDecoder) attribute(a *hclsyntax.Attribute, t hclTarget) {
 	if tuple, ok := a.Expr.(*hclsyntax.TupleConsExpr); ok {
 		for i, e := range tuple.Exprs {
 			h.doc.setPos(indexPath(t.path, i), hclPos(e.Range()))
+		}
+	}
+	if obj, ok := a.Expr.(*hclsyntax.ObjectConsExpr); ok {
+		for _, item := range obj.Items {
+			if k, d := item.KeyExpr.Value(nil); !d.HasErrors() && k.Type() == cty.String && k.IsKnown() && !k.IsNull() {
+				h.doc.setPos(join(t.path, k.AsString()), hclPos(item.KeyExpr.Range()))
+			}
 		}
 	}
 	val, d := a.Expr.Value(nil)

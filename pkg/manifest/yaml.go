@@ -227,6 +227,7 @@ func (y *yamlDecoder) decodeMap(n *yaml.Node, v reflect.Value, path string, dept
 			continue
 		}
 		e := reflect.New(v.Type().Elem()).Elem()
+		y.doc.setPos(join(path, k.Value), y.pos(k))
 		y.decode(val, e, join(path, k.Value), depth+1)
 		m.SetMapIndex(reflect.ValueOf(k.Value).Convert(v.Type().Key()), e)
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"kcore.dev/kcore/pkg/api"
+	"kcore.dev/kcore/pkg/render/kubeflags"
 )
 
 // change is a FieldChange with what the effect table needs to know about it.
@@ -38,6 +39,13 @@ func diffClusters(old, cur *api.KubernetesCluster) []change {
 	o, n := old.Spec, cur.Spec
 	for _, f := range scalarFields() {
 		add(f.path, f.path, f.get(&o), f.get(&n))
+	}
+	for _, comp := range kubeflags.Components() {
+		base := "spec." + comp + ".extraArgs"
+		om, nm := o.ExtraArgs(comp), n.ExtraArgs(comp)
+		for _, k := range unionKeys(om, nm) {
+			add(base+"."+k, base, om[k], nm[k])
+		}
 	}
 	out = append(out, diffNodes("spec.controlPlaneNodes", o.ControlPlaneNodes, n.ControlPlaneNodes)...)
 	out = append(out, diffNodes("spec.workerNodes", o.WorkerNodes, n.WorkerNodes)...)

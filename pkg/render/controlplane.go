@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"kcore.dev/kcore/pkg/api"
+	"kcore.dev/kcore/pkg/render/kubeflags"
 )
 
 func urlFor(addr string, port int) string { return fmt.Sprintf("https://%s:%d", addr, port) }
@@ -85,38 +86,13 @@ func (r *renderer) etcd(b *builder, m api.ClusterNode) error {
 // certificate names 127.0.0.1), as kubeadm's stacked-etcd topology does, so
 // adding or removing a control plane leaves its argv alone.
 func (r *renderer) apiServer(b *builder, m api.ClusterNode) error {
-	s := &r.c.Spec
-	argv := []string{
-		"kube-apiserver",
-		"--advertise-address=" + m.AdvertiseAddress,
-		"--secure-port=" + strconv.Itoa(r.apiPort),
-		"--allow-privileged=true",
-		"--authorization-mode=Node,RBAC",
-		"--enable-admission-plugins=NodeRestriction",
-		"--anonymous-auth=true",
-		"--client-ca-file=" + pkiPath("ca.crt"),
-		"--tls-cert-file=" + pkiPath("apiserver.crt"),
-		"--tls-private-key-file=" + pkiPath("apiserver.key"),
-		"--etcd-servers=" + urlFor("127.0.0.1", EtcdClientPort),
-		"--etcd-cafile=" + pkiPath("etcd/ca.crt"),
-		"--etcd-certfile=" + pkiPath("apiserver-etcd-client.crt"),
-		"--etcd-keyfile=" + pkiPath("apiserver-etcd-client.key"),
-		"--kubelet-client-certificate=" + pkiPath("apiserver-kubelet-client.crt"),
-		"--kubelet-client-key=" + pkiPath("apiserver-kubelet-client.key"),
-		"--kubelet-certificate-authority=" + pkiPath("ca.crt"),
-		"--kubelet-preferred-address-types=InternalIP,Hostname",
-		"--proxy-client-cert-file=" + pkiPath("front-proxy-client.crt"),
-		"--proxy-client-key-file=" + pkiPath("front-proxy-client.key"),
-		"--requestheader-client-ca-file=" + pkiPath("front-proxy-ca.crt"),
-		"--requestheader-allowed-names=front-proxy-client",
-		"--requestheader-extra-headers-prefix=X-Remote-Extra-",
-		"--requestheader-group-headers=X-Remote-Group",
-		"--requestheader-username-headers=X-Remote-User",
-		"--service-account-issuer=https://kubernetes.default.svc." + r.opts.ClusterDomain,
-		"--service-account-key-file=" + pkiPath("sa.pub"),
-		"--service-account-signing-key-file=" + pkiPath("sa.key"),
-		"--service-cluster-ip-range=" + s.ServiceCIDR,
-	}
+	argv := r.argv(kubeflags.APIServer, m, kubeflags.Inputs{
+		AdvertiseAddress:     m.AdvertiseAddress,
+		SecurePort:           r.apiPort,
+		EtcdServers:          urlFor("127.0.0.1", EtcdClientPort),
+		ServiceAccountIssuer: "https://kubernetes.default.svc." + r.opts.ClusterDomain,
+		ServiceCIDR:          r.c.Spec.ServiceCIDR,
+	})
 	v := r.release(m.NodeID, true)
 	b.unit(api.Unit{
 		Name:      UnitAPIServer,
@@ -139,30 +115,14 @@ func (r *renderer) apiServer(b *builder, m api.ClusterNode) error {
 // controllerManager renders kube-controller-manager: node CIDR allocation from
 // clusterCidr, CSR signing with the cluster CA.
 func (r *renderer) controllerManager(b *builder, m api.ClusterNode) error {
-	s := &r.c.Spec
 	kc := ControllerManagerKubeconfigPath
-	argv := []string{
-		"kube-controller-manager",
-		"--kubeconfig=" + kc,
-		"--authentication-kubeconfig=" + kc,
-		"--authorization-kubeconfig=" + kc,
-		"--bind-address=127.0.0.1",
-		"--secure-port=" + strconv.Itoa(ControllerManagerPort),
-		"--leader-elect=true",
-		"--cluster-name=" + r.c.Metadata.Name,
-		"--allocate-node-cidrs=true",
-		"--cluster-cidr=" + s.ClusterCIDR,
-		"--node-cidr-mask-size=24",
-		"--service-cluster-ip-range=" + s.ServiceCIDR,
-		"--client-ca-file=" + pkiPath("ca.crt"),
-		"--requestheader-client-ca-file=" + pkiPath("front-proxy-ca.crt"),
-		"--root-ca-file=" + pkiPath("ca.crt"),
-		"--cluster-signing-cert-file=" + pkiPath("ca.crt"),
-		"--cluster-signing-key-file=" + pkiPath("ca.key"),
-		"--service-account-private-key-file=" + pkiPath("sa.key"),
-		"--use-service-account-credentials=true",
-		"--controllers=*,bootstrapsigner,tokencleaner",
-	}
+	argv := r.argv(kubeflags.ControllerManager, m, kubeflags.Inputs{
+		Kubeconfig:  kc,
+		SecurePort:  ControllerManagerPort,
+		ClusterName: r.c.Metadata.Name,
+		ClusterCIDR: r.c.Spec.ClusterCIDR,
+		ServiceCIDR: r.c.Spec.ServiceCIDR,
+	})
 	v := r.release(m.NodeID, true)
 	b.unit(api.Unit{
 		Name:      UnitControllerManager,
@@ -184,18 +144,19 @@ func (r *renderer) scheduler(b *builder, m api.ClusterNode) error {
 		Name:    UnitScheduler,
 		Reason:  "kube-scheduler",
 		Version: v,
-		Argv: []string{
-			"kube-scheduler",
-			"--kubeconfig=" + kc,
-			"--authentication-kubeconfig=" + kc,
-			"--authorization-kubeconfig=" + kc,
-			"--bind-address=127.0.0.1",
-			"--secure-port=" + strconv.Itoa(SchedulerPort),
-			"--leader-elect=true",
-		},
+		Argv:    r.argv(kubeflags.Scheduler, m, kubeflags.Inputs{Kubeconfig: kc, SecurePort: SchedulerPort}),
 		After:     []string{UnitAPIServer},
 		Restart:   api.RestartAlways,
 		HealthURL: fmt.Sprintf("https://127.0.0.1:%d/healthz", SchedulerPort),
 	}, []string{kc}, append([]string{k8sExtra(v)}, r.etcdGenerationExtra()...)...)
 	return nil
+}
+
+// argv is component's command line on member m: the flags kcore owns, built
+// from in, then the cluster's extraArgs for the component sorted by name.
+// Being argv, it is part of the unit's input hash.
+func (r *renderer) argv(component string, m api.ClusterNode, in kubeflags.Inputs) []string {
+	in.NodeID = m.NodeID
+	in.PKI = pkiPath
+	return kubeflags.Argv(kubeflags.Binary(component), kubeflags.Build(component, in), r.c.Spec.ExtraArgs(component))
 }

@@ -30,6 +30,7 @@ func TestGolden(t *testing.T) {
 		{"lab-ha3-etcd-restoring", "lab-ha3-restoring", Options{KubernetesVersion: "1.37.0", EtcdRestoreSnapshot: []byte("fake etcd snapshot")}},
 		{"lab-ha3-etcd-restored", "lab-ha3-restored", Options{KubernetesVersion: "1.37.0"}},
 		{"single-lab-profile", "single", Options{KubernetesVersion: "1.37.0", Profile: ProfileLab}},
+		{"extra-args", "extra-args", Options{KubernetesVersion: "1.37.0"}},
 		{"bridge", "bridge", Options{KubernetesVersion: "1.37.0"}},
 		{"lvm", "lvm", Options{KubernetesVersion: "1.37.0", CgroupDriver: "cgroupfs"}},
 	}

@@ -6,23 +6,23 @@ import (
 	"strings"
 
 	"kcore.dev/kcore/pkg/api"
+	"kcore.dev/kcore/pkg/render/kubeflags"
 )
 
 // kubelet renders every member's kubelet: its KubeletConfiguration and unit.
 // Control planes are tainted NoSchedule unless scheduleOnControlPlane.
 func (r *renderer) kubelet(b *builder, m api.ClusterNode, controlPlane bool) error {
 	b.file(KubeletConfigPath, modeConfig, r.kubeletConfig(), false, "KubeletConfiguration, cluster DNS "+r.c.Spec.ClusterDNS)
-	argv := []string{
-		"kubelet",
-		"--config=" + KubeletConfigPath,
-		"--kubeconfig=" + KubeletKubeconfigPath,
-		"--root-dir=" + KubeletRootDir,
-		"--hostname-override=" + m.NodeID,
-		"--node-ip=" + m.AdvertiseAddress,
-	}
+	taint := controlPlane && !r.c.Spec.ScheduleOnControlPlane
+	argv := r.argv(kubeflags.Kubelet, m, kubeflags.Inputs{
+		AdvertiseAddress: m.AdvertiseAddress,
+		Kubeconfig:       KubeletKubeconfigPath,
+		KubeletConfig:    KubeletConfigPath,
+		KubeletRootDir:   KubeletRootDir,
+		Taint:            taint,
+	})
 	reason := "kubelet registering " + m.NodeID + " with node IP " + m.AdvertiseAddress
-	if controlPlane && !r.c.Spec.ScheduleOnControlPlane {
-		argv = append(argv, "--register-with-taints=node-role.kubernetes.io/control-plane:NoSchedule")
+	if taint {
 		reason += ", tainted node-role.kubernetes.io/control-plane:NoSchedule"
 	}
 	reads := []string{KubeletConfigPath, KubeletKubeconfigPath, pkiPath("ca.crt"), pkiPath("kubelet.crt"), pkiPath("kubelet.key")}
