@@ -180,6 +180,54 @@ type ClusterStatus struct {
 	EtcdGeneration int `json:"etcdGeneration,omitempty" yaml:"etcdGeneration,omitempty"`
 	// EtcdRestore is the etcd restore in progress, nil when none is.
 	EtcdRestore *EtcdRestore `json:"etcdRestore,omitempty" yaml:"etcdRestore,omitempty"`
+	// SpecRollout is the spec change rolling out one control plane at a
+	// time (or the last one, done), nil when none did.
+	SpecRollout *SpecRollout `json:"specRollout,omitempty" yaml:"specRollout,omitempty"`
+}
+
+// SpecRollout is a spec change whose new NodeStates restart control-plane
+// units (etcd, kube-apiserver, kube-controller-manager, kube-scheduler,
+// keepalived) or kubelets: the orchestrator publishes them step by step,
+// one control plane at a time and kubelets in batches, with the gates of a
+// ClusterUpdate between steps. Nodes of a step not released yet keep the
+// state they run.
+type SpecRollout struct {
+	// Generation is the spec generation rolling out.
+	Generation int64 `json:"generation" yaml:"generation"`
+	// Phase is rolling, paused (a step failed) or done (kept until the next
+	// spec change).
+	Phase string `json:"phase" yaml:"phase"`
+	// Message explains a pause.
+	Message string `json:"message,omitempty" yaml:"message,omitempty"`
+	// Steps are the rollout's steps in order: scope control-plane (one node)
+	// or kubelet (a batch).
+	Steps []UpdateStep `json:"steps" yaml:"steps"`
+	// Released are the nodes whose new state may be published, with the
+	// generation of the state they ran before it.
+	Released map[string]int64 `json:"released,omitempty" yaml:"released,omitempty"`
+}
+
+// SpecRolloutDone is the phase of a spec rollout whose every step is done;
+// it stays in the status until the next spec change.
+const SpecRolloutDone = "done"
+
+// Held reports whether node id waits for its step before its new state is
+// published.
+func (r *SpecRollout) Held(id string) bool {
+	if r == nil || r.Phase == SpecRolloutDone {
+		return false
+	}
+	if _, ok := r.Released[id]; ok {
+		return false
+	}
+	for _, s := range r.Steps {
+		for _, n := range s.Nodes {
+			if n == id {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // EtcdRestore is a requested etcd disaster recovery: every control plane
