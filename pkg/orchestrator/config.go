@@ -61,6 +61,9 @@ type Config struct {
 	// StepTimeout is how long a ClusterUpdate step may take to pass its
 	// health gates before it fails and the rollout pauses (default 10m).
 	StepTimeout time.Duration
+	// SpecKubeletBatch is how many nodes whose spec change restarts only
+	// their kubelet get their new state in one step (default 2).
+	SpecKubeletBatch int
 	// RenderOptions are passed to render.Render.
 	RenderOptions render.Options
 	// LastSeen returns when a node last heartbeated (server.Server.LastSeen);
@@ -104,6 +107,9 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.StepTimeout <= 0 {
 		c.StepTimeout = DefaultStepTimeout
+	}
+	if c.SpecKubeletBatch <= 0 {
+		c.SpecKubeletBatch = DefaultSpecKubeletBatch
 	}
 	if c.Kube == nil {
 		c.Kube = DialKube

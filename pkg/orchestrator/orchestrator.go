@@ -177,6 +177,7 @@ func (o *Orchestrator) watch(ctx context.Context, kind string) {
 // cluster wants a retry.
 func (o *Orchestrator) pass(ctx context.Context, checkHealth, retryOnly bool) bool {
 	rolling := o.rollUpdates(ctx)
+	rolling = o.rollSpecs(ctx) || rolling
 	st := o.cfg.Node.State()
 	live := map[string]bool{}
 	for _, obj := range st.List(api.KindKubernetesCluster) {

@@ -265,8 +265,13 @@ func TestChangeBumpsOnlyAffectedNodes(t *testing.T) {
 	e.reportAll("lab")
 	e.waitPhase("lab", api.PhaseReady)
 
+	// A new volume on the worker restarts no unit: its state is published
+	// at once (a restart goes step by step, TestSpecChangeRollsOneControlPlaneAtATime).
 	changed := *c
-	changed.Spec.ScheduleOnControlPlane = !c.Spec.ScheduleOnControlPlane
+	changed.Spec.LocalProvisioner = api.LocalProvisionerSpec{Enabled: true, Mode: api.ProvisionerModeLVM, Volumes: []api.VolumeSpec{
+		{Name: "data", NodeID: "node-14", StorageClass: api.StorageClassLVM, VolumeGroup: "vg0", SizeBytes: 1 << 30},
+	}}
+	changed.Default()
 	changed.Metadata.Generation = 2
 	want := renderedChanges(t, e.secretsOf("lab"), c, &changed)
 	if len(want) == 0 || len(want) == len(before) {

@@ -77,6 +77,12 @@ func (o *Orchestrator) reconcile(ctx context.Context, name string, checkHealth b
 		status.Conditions = setCondition(status.Conditions, mem.cond, now)
 	}
 
+	// A spec change that restarts control-plane units or kubelets reaches
+	// the nodes step by step (rollSpecs); until its step, a node keeps what
+	// it runs.
+	if specRolls(&c) {
+		o.replanSpec(&c, &status, states, rendered)
+	}
 	gens := map[string]int64{}
 	published := false
 	for _, m := range c.Spec.Members() {
@@ -89,6 +95,9 @@ func (o *Orchestrator) reconcile(ctx context.Context, name string, checkHealth b
 			continue
 		}
 		want := rendered[id]
+		if old != nil && status.SpecRollout.Held(id) {
+			want = heldState(old, status.Pins[id].VIPReleased)
+		}
 		if old != nil && old.hash == render.Hash(want) {
 			gens[id] = old.ns.Generation
 			continue

@@ -49,14 +49,49 @@ func (o *Orchestrator) rollUpdates(ctx context.Context) bool {
 	return again
 }
 
-// roller is one pass over one ClusterUpdate.
+// roller is one pass over one rollout: a ClusterUpdate (u, its object
+// obj), or the spec rollout of one cluster (spec).
 type roller struct {
-	o   *Orchestrator
-	obj store.Object
-	u   *api.ClusterUpdate
-	now time.Time
+	o *Orchestrator
+	// kind and name say what rolls, for logs and messages.
+	kind, name string
+	obj        store.Object
+	u          *api.ClusterUpdate
+	spec       *clusterObj
+	now        time.Time
 	// clusters are the stored clusters by name, with their objects.
 	clusters map[string]*clusterObj
+}
+
+// Kinds of rollout a roller drives.
+const (
+	rollUpdate = "cluster update"
+	rollSpec   = "spec rollout"
+)
+
+// logKey is the log attribute that names the rollout.
+func (r *roller) logKey() string {
+	if r.spec != nil {
+		return "spec"
+	}
+	return "update"
+}
+
+// forwardMover moves step s forward: the update's release, or the
+// cluster's pending spec.
+func (r *roller) forwardMover(st api.UpdateStatus, s api.UpdateStep) mover {
+	if r.spec != nil {
+		return specMover{r: r, step: s.Scope}
+	}
+	return pinMover{r: r, step: s.Scope, want: func(*api.KubernetesCluster) string { return st.ToVersion }}
+}
+
+// pausedMessage is the Rollout condition's message when step i failed.
+func (r *roller) pausedMessage(i int, reason string) string {
+	if r.spec != nil {
+		return fmt.Sprintf("%s paused: step %d failed: %s (apply a corrected spec to go on)", r.name, i+1, reason)
+	}
+	return fmt.Sprintf("ClusterUpdate %s paused: step %d failed: %s (kctl update resume|rollback %s)", r.name, i+1, reason, r.name)
 }
 
 // clusterObj is a decoded stored cluster.
@@ -67,7 +102,7 @@ type clusterObj struct {
 
 // rollOne performs the next action of one update.
 func (o *Orchestrator) rollOne(ctx context.Context, obj store.Object, u *api.ClusterUpdate) (bool, error) {
-	r := &roller{o: o, obj: obj, u: u, now: o.cfg.Now(), clusters: map[string]*clusterObj{}}
+	r := &roller{o: o, kind: rollUpdate, name: u.Metadata.Name, obj: obj, u: u, now: o.cfg.Now(), clusters: map[string]*clusterObj{}}
 	if err := r.loadClusters(); err != nil {
 		return false, err
 	}
@@ -216,6 +251,9 @@ func (r *roller) stamp() string { return r.now.UTC().Format(time.RFC3339) }
 // commit stores st and the changed clusters in one CAS batch: nothing is
 // written when the update would not change either.
 func (r *roller) commit(ctx context.Context, st api.UpdateStatus, changed []*clusterObj) error {
+	if r.spec != nil {
+		return r.commitSpec(ctx, st)
+	}
 	var ops []store.Op
 	if !statusEqual(st, r.u.Status) {
 		nu := *r.u
@@ -258,6 +296,9 @@ func statusEqual(a, b api.UpdateStatus) bool {
 func (r *roller) start(ctx context.Context, st api.UpdateStatus, i int) (bool, error) {
 	for _, id := range st.Steps[i].Nodes {
 		for _, co := range r.memberClusters(id) {
+			if ro := co.c.Status.SpecRollout; r.u != nil && ro != nil && ro.Phase != api.SpecRolloutDone {
+				return true, r.waitToStart(ctx, st, i, fmt.Sprintf("the spec rollout of cluster %s (generation %d)", co.c.Metadata.Name, ro.Generation))
+			}
 			if ph := co.c.Status.Phase; ph != api.PhaseReady {
 				msg := fmt.Sprintf("step %d waits for cluster %s to be ready (phase %s)", i+1, co.c.Metadata.Name, ph)
 				if st.Message == msg {
@@ -268,7 +309,7 @@ func (r *roller) start(ctx context.Context, st api.UpdateStatus, i int) (bool, e
 			}
 		}
 	}
-	if st.FromVersion == "" {
+	if st.FromVersion == "" && r.u != nil {
 		for _, id := range st.Steps[i].Nodes {
 			for _, co := range r.memberClusters(id) {
 				if v := co.c.Status.KubernetesVersion; v != "" && st.FromVersion == "" {
@@ -283,7 +324,7 @@ func (r *roller) start(ctx context.Context, st api.UpdateStatus, i int) (bool, e
 	if err != nil {
 		return false, err
 	}
-	r.o.log.Info("cluster update step starts", "update", r.u.Metadata.Name, "step", i+1, "nodes", st.Steps[i].Nodes, "scope", st.Steps[i].Scope)
+	r.o.log.Info(r.kind+" step starts", r.logKey(), r.name, "step", i+1, "nodes", st.Steps[i].Nodes, "scope", st.Steps[i].Scope)
 	return true, r.commit(ctx, next, nil)
 }
 
@@ -291,6 +332,9 @@ func (r *roller) start(ctx context.Context, st api.UpdateStatus, i int) (bool, e
 // member runs it, and drops what pins then say nothing more (a partial
 // update keeps the pins of the nodes it moved).
 func (r *roller) finish(ctx context.Context, st api.UpdateStatus) error {
+	if r.spec != nil {
+		return r.finishSpec(ctx, st)
+	}
 	var changed []*clusterObj
 	for _, co := range r.targetClusters(st) {
 		moved := settleRelease(co.c, st.ToVersion)
@@ -357,6 +401,12 @@ func (r *roller) targetClusters(st api.UpdateStatus) []*clusterObj {
 // clearRolloutConds drops CondRollout from every target cluster and
 // returns the clusters it changed.
 func (r *roller) clearRolloutConds() []*clusterObj {
+	if r.spec != nil {
+		if dropRolloutCond(r.spec.c) {
+			return []*clusterObj{r.spec}
+		}
+		return nil
+	}
 	var out []*clusterObj
 	for _, co := range r.targetClusters(r.u.Status) {
 		if dropRolloutCond(co.c) {

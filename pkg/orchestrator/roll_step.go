@@ -37,7 +37,7 @@ func (r *roller) forward(ctx context.Context, st api.UpdateStatus, i int) (bool,
 		}
 		return true, r.commit(ctx, st, nil)
 	}
-	out := r.execute(ctx, *s, func(*api.KubernetesCluster) string { return st.ToVersion })
+	out := r.execute(ctx, *s, r.forwardMover(st, *s))
 	switch {
 	case len(out.changed) > 0:
 		return true, r.commit(ctx, st, append(out.changed, r.clearRolloutConds()...))
@@ -51,7 +51,7 @@ func (r *roller) forward(ctx context.Context, st api.UpdateStatus, i int) (bool,
 	if err != nil {
 		return false, err
 	}
-	r.o.log.Info("cluster update step done", "update", r.u.Metadata.Name, "step", i+1, "nodes", s.Nodes)
+	r.o.log.Info(r.kind+" step done", r.logKey(), r.name, "step", i+1, "nodes", s.Nodes)
 	if next.Phase == rollout.PhaseDone {
 		return false, r.finish(ctx, next)
 	}
@@ -62,7 +62,7 @@ func (r *roller) forward(ctx context.Context, st api.UpdateStatus, i int) (bool,
 // pins the step set), with the same drain and gates as forward.
 func (r *roller) revert(ctx context.Context, st api.UpdateStatus, i int) (bool, error) {
 	s := st.Steps[i]
-	out := r.execute(ctx, s, func(c *api.KubernetesCluster) string { return c.Status.KubernetesVersion })
+	out := r.execute(ctx, s, pinMover{r: r, step: s.Scope, want: func(c *api.KubernetesCluster) string { return c.Status.KubernetesVersion }})
 	switch {
 	case len(out.changed) > 0:
 		return true, r.commit(ctx, st, append(out.changed, r.clearRolloutConds()...))
@@ -71,7 +71,7 @@ func (r *roller) revert(ctx context.Context, st api.UpdateStatus, i int) (bool, 
 		if err != nil {
 			return false, err
 		}
-		r.o.log.Info("cluster update step rolled back", "update", r.u.Metadata.Name, "step", i+1, "nodes", s.Nodes)
+		r.o.log.Info(r.kind+" step rolled back", r.logKey(), r.name, "step", i+1, "nodes", s.Nodes)
 		return next.Phase != rollout.PhaseFailed, r.commit(ctx, next, r.clearRolloutConds())
 	}
 	reason := out.failed
@@ -113,8 +113,8 @@ func (r *roller) fail(ctx context.Context, st api.UpdateStatus, i int, reason st
 	if err != nil {
 		return false, err
 	}
-	msg := fmt.Sprintf("ClusterUpdate %s paused: step %d failed: %s (kctl update resume|rollback %s)", r.u.Metadata.Name, i+1, reason, r.u.Metadata.Name)
-	r.o.log.Warn("cluster update step failed", "update", r.u.Metadata.Name, "step", i+1, "reason", reason)
+	msg := r.pausedMessage(i, reason)
+	r.o.log.Warn(r.kind+" step failed", r.logKey(), r.name, "step", i+1, "reason", reason)
 	return false, r.commit(ctx, next, r.degrade(st.Steps[i], msg))
 }
 
@@ -148,19 +148,19 @@ func (r *roller) snapshots(ctx context.Context, s *api.UpdateStep) error {
 		if err != nil {
 			return err
 		}
-		snap, err := r.o.takeEtcdSnapshot(ctx, co.c, sec, "before ClusterUpdate "+r.u.Metadata.Name)
+		snap, err := r.o.takeEtcdSnapshot(ctx, co.c, sec, "before ClusterUpdate "+r.name)
 		if err != nil {
 			return fmt.Errorf("cluster %s: %w", name, err)
 		}
 		s.Snapshots = append(s.Snapshots, snap)
-		r.o.log.Info("etcd snapshot before the first control plane", "update", r.u.Metadata.Name, "cluster", name, "snapshot", snap)
+		r.o.log.Info("etcd snapshot before the first control plane", r.logKey(), r.name, "cluster", name, "snapshot", snap)
 	}
 	return nil
 }
 
-// execute moves step s's nodes to the release want(cluster) names (empty:
-// the update moves no Kubernetes component) and checks its gates.
-func (r *roller) execute(ctx context.Context, s api.UpdateStep, want func(*api.KubernetesCluster) string) stepOutcome {
+// execute moves step s's nodes with mv (a release pin, or the node's
+// pending spec state) and checks its gates.
+func (r *roller) execute(ctx context.Context, s api.UpdateStep, mv mover) stepOutcome {
 	var out stepOutcome
 	var waits []string
 	for _, id := range s.Nodes {
@@ -171,14 +171,14 @@ func (r *roller) execute(ctx context.Context, s api.UpdateStep, want func(*api.K
 				waits = append(waits, err.Error())
 				continue
 			}
-			if drains(s.Scope) {
+			if mv.drains() {
 				if left, err := r.drain(ctx, k, s, id); err != nil || len(left) > 0 {
 					waits = append(waits, drainWait(id, left, err))
 					k.close()
 					continue
 				}
 			}
-			changed, wait := r.activate(co, id, s.Scope, want(c))
+			changed, wait := r.activate(co, id, mv)
 			if changed || wait != "" {
 				if changed {
 					out.changed = append(out.changed, co)
@@ -188,20 +188,20 @@ func (r *roller) execute(ctx context.Context, s api.UpdateStep, want func(*api.K
 				k.close()
 				continue
 			}
-			failed, wait := r.gate(ctx, k, co, id, s.Scope, want(c))
+			failed, wait := r.gate(ctx, k, co, id, mv)
 			switch {
 			case failed != "":
 				out.failed = failed
 			case wait != "":
 				waits = append(waits, wait)
-			case movesVIP(c, id, s.Scope) && c.Status.Pins[id].VIPReleased:
-				// Healthy on the new release: keepalived may run here again
+			case movesVIP(c, id, mv.scope()) && c.Status.Pins[id].VIPReleased:
+				// Healthy on its new state: keepalived may run here again
 				// (nopreempt: the VIP stays where it went).
 				pin := c.Status.Pins[id]
 				pin.VIPReleased = false
 				storePin(c, id, pin)
 				out.changed = append(out.changed, co)
-			case drains(s.Scope):
+			case mv.drains():
 				if err := uncordon(ctx, k, id); err != nil {
 					waits = append(waits, fmt.Sprintf("uncordon %s: %v", id, err))
 				}
@@ -213,32 +213,26 @@ func (r *roller) execute(ctx context.Context, s api.UpdateStep, want func(*api.K
 	return out
 }
 
-// activate moves node id of co to release v for scope (nothing when v is
-// empty). A control plane that may hold the VIP first releases it
-// (keepalived stops there, and the VIP moves while kube-apiserver still
-// serves), and gets its new pin once it applied that.
-func (r *roller) activate(co *clusterObj, id, scope, v string) (changed bool, wait string) {
+// activate moves node id of co with mv (nothing once it moved). A control
+// plane that may hold the VIP and whose API server the move restarts first
+// releases the VIP (keepalived stops there, and the VIP moves while
+// kube-apiserver still serves), and moves once it applied that.
+func (r *roller) activate(co *clusterObj, id string, mv mover) (changed bool, wait string) {
 	c := co.c
-	if v == "" {
+	if !mv.pending(co, id) {
 		return false, ""
 	}
-	pin := wantPin(c, id, scope, v)
-	if pin == c.Status.Pins[id] {
-		return false, ""
-	}
-	if movesVIP(c, id, scope) {
-		if !pin.VIPReleased {
-			pin = c.Status.Pins[id]
+	if movesVIP(c, id, mv.scope()) {
+		if pin := c.Status.Pins[id]; !pin.VIPReleased {
 			pin.VIPReleased = true
-			r.o.log.Info("release the VIP before the control plane moves", "update", r.u.Metadata.Name, "cluster", c.Metadata.Name, "node", id)
+			r.o.log.Info("release the VIP before the control plane moves", r.logKey(), r.name, "cluster", c.Metadata.Name, "node", id)
 			return storePin(c, id, pin), ""
 		}
 		if w := r.applied(c, id); w != "" {
 			return false, w
 		}
 	}
-	r.o.log.Info("activate release", "update", r.u.Metadata.Name, "cluster", c.Metadata.Name, "node", id, "scope", scope, "release", v)
-	return storePin(c, id, pin), ""
+	return mv.move(co, id)
 }
 
 // applied says what node id of c still has to apply: its published state
@@ -311,7 +305,7 @@ func (r *roller) drain(ctx context.Context, k *kubeConn, s api.UpdateStep, id st
 		return nil, nil
 	}
 	if t, perr := time.Parse(time.RFC3339, s.StartedAt); perr == nil && r.now.Sub(t) >= r.o.cfg.DrainTimeout {
-		r.o.log.Warn("drain timed out; updating the node anyway", "update", r.u.Metadata.Name, "node", id, "left", round.left, "err", err)
+		r.o.log.Warn("drain timed out; updating the node anyway", r.logKey(), r.name, "node", id, "left", round.left, "err", err)
 		return nil, nil
 	}
 	return round.left, err
@@ -377,23 +371,22 @@ func movesVIP(c *api.KubernetesCluster, id, scope string) bool {
 	return c.Spec.HighAvailability.Enabled && c.Spec.IsControlPlane(id) && scope != rollout.ScopeKubelet
 }
 
-// gate checks node id of cluster co after its pin moved to v: the state
-// rendered with v is applied and every unit healthy, the cluster is ready
+// gate checks node id of cluster co after mv moved it: the state carrying
+// the move is published and applied and every unit healthy, the cluster is ready
 // again (etcd healthy and /readyz through the API endpoint answered after
 // that apply), and, when its kubelet moved, the Kubernetes Node is Ready
 // and reports v. failed is set when the node's units failed (crash-looping)
 // and the cluster degraded.
-func (r *roller) gate(ctx context.Context, k *kubeConn, co *clusterObj, id, scope, v string) (failed, wait string) {
+func (r *roller) gate(ctx context.Context, k *kubeConn, co *clusterObj, id string, mv mover) (failed, wait string) {
 	c := co.c
 	name := c.Metadata.Name
+	scope := mv.scope()
 	st, wait := r.published(c, id)
 	if wait != "" {
 		return "", wait
 	}
-	if v != "" {
-		if u := versionUnit(c, id, scope); u != "" && unitVersion(st, u) != v {
-			return "", fmt.Sprintf("%s: state with %s not published yet", id, v)
-		}
+	if w := mv.published(c, id, st); w != "" {
+		return "", w
 	}
 	ns := nodeStatus(c, id)
 	switch {
@@ -426,8 +419,8 @@ func (r *roller) gate(ctx context.Context, k *kubeConn, co *clusterObj, id, scop
 		return "", fmt.Sprintf("kubernetes node %s: %v", id, err)
 	case !n.Ready:
 		return "", fmt.Sprintf("kubernetes node %s is not Ready", id)
-	case v != "" && n.KubeletVersion != v:
-		return "", fmt.Sprintf("kubernetes node %s reports kubelet %s, want %s", id, n.KubeletVersion, v)
+	case mv.kubelet(c) != "" && n.KubeletVersion != mv.kubelet(c):
+		return "", fmt.Sprintf("kubernetes node %s reports kubelet %s, want %s", id, n.KubeletVersion, mv.kubelet(c))
 	}
 	return "", ""
 }

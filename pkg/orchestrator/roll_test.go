@@ -47,13 +47,55 @@ type agents struct {
 	seen [][]string
 	// api is the release each node's API server ran in its last state.
 	api map[string]string
-	// vipHeld names the nodes whose API server changed release while
-	// keepalived was in their state (it must have released the VIP first).
+	// vipHeld names the nodes whose API server changed (release or input
+	// hash) while keepalived was in their state (it must have released the
+	// VIP first).
 	vipHeld []string
+	// apiKey is the release and input hash of each node's API server in
+	// its last state.
+	apiKey map[string]string
+	// flag, when set, is an argument whose arrival on a unit's argv the
+	// agents record: flagSeen[unit] is every set of nodes that had it.
+	flag     string
+	flagSeen map[string][][]string
+}
+
+// watchFlag starts recording which nodes' units carry arg.
+func (a *agents) watchFlag(arg string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.flag, a.flagSeen = arg, map[string][][]string{}
+}
+
+// recordFlags appends, per unit, the nodes whose unit carries a.flag in
+// the states of st when that set changed.
+func (a *agents) recordFlags(st *store.State) {
+	if a.flag == "" {
+		return
+	}
+	have := map[string][]string{}
+	for _, o := range st.ListPrefix(api.KindNodeState, a.cluster+"/") {
+		var ns api.NodeState
+		if json.Unmarshal(o.Data, &ns) != nil {
+			continue
+		}
+		for _, u := range ns.Units {
+			if slices.Contains(u.Argv, a.flag) {
+				have[u.Name] = append(have[u.Name], ns.NodeID)
+			}
+		}
+	}
+	for unit, nodes := range have {
+		slices.Sort(nodes)
+		seen := a.flagSeen[unit]
+		if len(seen) == 0 || !slices.Equal(seen[len(seen)-1], nodes) {
+			a.flagSeen[unit] = append(seen, nodes)
+		}
+	}
 }
 
 func (e *env) runAgents(cluster string) *agents {
-	a := &agents{e: e, cluster: cluster, broken: map[string]bool{}, api: map[string]string{}}
+	a := &agents{e: e, cluster: cluster, broken: map[string]bool{}, api: map[string]string{}, apiKey: map[string]string{}}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
@@ -82,6 +124,7 @@ func (a *agents) sync(st *store.State) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	var moved []string
+	a.recordFlags(st)
 	for _, o := range st.ListPrefix(api.KindNodeState, a.cluster+"/") {
 		var ns api.NodeState
 		if json.Unmarshal(o.Data, &ns) != nil {
@@ -89,11 +132,11 @@ func (a *agents) sync(st *store.State) {
 		}
 		var failed []string
 		for _, u := range ns.Units {
-			if u.Name == render.UnitAPIServer && a.api[ns.NodeID] != u.Version {
-				if a.api[ns.NodeID] != "" && hasUnit(&storedState{ns: ns}, render.UnitKeepalived) {
+			if key := u.Version + "/" + u.InputHash; u.Name == render.UnitAPIServer && a.apiKey[ns.NodeID] != key {
+				if a.apiKey[ns.NodeID] != "" && hasUnit(&storedState{ns: ns}, render.UnitKeepalived) {
 					a.vipHeld = append(a.vipHeld, ns.NodeID)
 				}
-				a.api[ns.NodeID] = u.Version
+				a.api[ns.NodeID], a.apiKey[ns.NodeID] = u.Version, key
 			}
 			if u.Name == render.UnitAPIServer && u.Version == newRelease {
 				moved = append(moved, ns.NodeID)
