@@ -122,6 +122,7 @@ func printClusterSummary(s Streams, kc *api.KubernetesCluster, o apiv1.Object) e
 			lines = append(lines, fmt.Sprintf("  %s on %s: %s %d bytes %s", v.Name, v.NodeID, v.StorageClass, v.SizeBytes, v.FSType))
 		}
 	}
+	lines = append(lines, specRolloutLines(kc)...)
 	if len(kc.Status.Conditions) > 0 {
 		lines = append(lines, "Conditions:")
 		for _, c := range kc.Status.Conditions {

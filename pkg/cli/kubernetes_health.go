@@ -103,6 +103,7 @@ func collectHealth(cmd *cobra.Command, c *client.Client, name string) (healthRep
 		rep.Checks = append(rep.Checks, healthCheck{Node: n.NodeID, Component: n.Role, Check: "node", State: state,
 			OK: n.Ready, Last: kc.Status.LastHealthCheck, Message: n.Message})
 	}
+	rep.Checks = append(rep.Checks, specRolloutChecks(kc)...)
 	prefix := kc.Metadata.Name + "/"
 	for _, o := range reports.Items {
 		if !strings.HasPrefix(o.Name, prefix) {

@@ -45,6 +45,8 @@ type progress struct {
 	name  string
 	phase string
 	nodes map[string]string
+	// step is the last spec rollout step line printed.
+	step  string
 	drawn bool
 }
 
@@ -75,7 +77,7 @@ func (p *progress) follow(ctx context.Context, c *client.Client, deleting bool, 
 		}
 		switch kc.Status.Phase {
 		case api.PhaseReady:
-			if !deleting {
+			if !deleting && !specRolling(&kc) {
 				return p.line("cluster %q is ready", p.name)
 			}
 		case api.PhaseDegraded:
@@ -105,6 +107,14 @@ func (p *progress) show(kc *api.KubernetesCluster) error {
 		}
 		if err := p.line("%s", msg); err != nil {
 			return err
+		}
+	}
+	if step := specStepLine(kc); step != p.step {
+		p.step = step
+		if step != "" {
+			if err := p.line("  %s", step); err != nil {
+				return err
+			}
 		}
 	}
 	cpReady, cpTotal, wReady, wTotal := 0, 0, 0, 0
