@@ -12,7 +12,8 @@ import (
 
 // TestLab brings the lab up as make lab does and runs, in order, on that one
 // cluster: (1) create → ready, (2) keepalived killed on the VIP holder,
-// (3) kube-apiserver killed on the VIP holder, (6) delete.
+// (3) kube-apiserver killed on the VIP holder, an extraArgs change rolled
+// one control plane at a time, (6) delete.
 func TestLab(t *testing.T) {
 	l := startLab(t, true)
 	steps := []struct {
@@ -22,6 +23,7 @@ func TestLab(t *testing.T) {
 		{"create-ready", testCreateReady},
 		{"keepalived-killed-on-vip-holder", testKeepalivedKilled},
 		{"apiserver-killed-on-vip-holder", testAPIServerKilled},
+		{"apiserver-extra-args-roll", testExtraArgsRoll},
 		{"delete", testDelete},
 	}
 	for _, s := range steps {

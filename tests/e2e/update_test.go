@@ -277,18 +277,27 @@ func (l *lab) nodeAPIVersion(n string) (string, error) {
 	return m[1], nil
 }
 
-// probe asks /readyz through the VIP every 200 ms (1 s timeout each) and
-// records the windows of consecutive failures.
+// probe asks /readyz through the VIP (or one node's own API server) every
+// interval (1 s timeout each) and records the windows of consecutive
+// failures.
 type probe struct {
 	cancel  context.CancelFunc
 	done    chan struct{}
 	mu      sync.Mutex
 	windows []time.Duration
-	failed  int
-	total   int
+	// spans are the failure windows with their start and end.
+	spans  [][2]time.Time
+	failed int
+	total  int
 }
 
+// startProbe asks /readyz through the VIP every 200 ms.
 func (l *lab) startProbe(t *testing.T) *probe {
+	return l.startProbeAt(t, vip, 200*time.Millisecond)
+}
+
+// startProbeAt asks https://host:apiPort/readyz every interval.
+func (l *lab) startProbeAt(t *testing.T, host string, interval time.Duration) *probe {
 	ca, err := os.ReadFile(filepath.Join(l.dir, "n1", "etc", "kubernetes", "pki", "ca.crt"))
 	if err != nil {
 		t.Fatal(err)
@@ -302,17 +311,17 @@ func (l *lab) startProbe(t *testing.T) *probe {
 	}}
 	ctx, cancel := context.WithCancel(context.Background())
 	p := &probe{cancel: cancel, done: make(chan struct{})}
-	url := "https://" + vip + ":" + apiPort + "/readyz"
+	url := "https://" + host + ":" + apiPort + "/readyz"
 	go func() {
 		defer close(p.done)
-		tick := time.NewTicker(200 * time.Millisecond)
+		tick := time.NewTicker(interval)
 		defer tick.Stop()
 		var since time.Time
 		for {
 			select {
 			case <-ctx.Done():
 				if !since.IsZero() {
-					p.add(time.Since(since))
+					p.add(since)
 				}
 				return
 			case <-tick.C:
@@ -332,7 +341,7 @@ func (l *lab) startProbe(t *testing.T) *probe {
 			case !ok && since.IsZero():
 				since = time.Now()
 			case ok && !since.IsZero():
-				p.add(time.Since(since))
+				p.add(since)
 				since = time.Time{}
 			}
 		}
@@ -341,10 +350,12 @@ func (l *lab) startProbe(t *testing.T) *probe {
 	return p
 }
 
-func (p *probe) add(d time.Duration) {
+func (p *probe) add(since time.Time) {
+	now := time.Now()
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.windows = append(p.windows, d.Round(100*time.Millisecond))
+	p.windows = append(p.windows, now.Sub(since).Round(100*time.Millisecond))
+	p.spans = append(p.spans, [2]time.Time{since, now})
 }
 
 // stop ends the probe and returns its failure windows and counts.
