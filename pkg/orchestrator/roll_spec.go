@@ -21,7 +21,8 @@ const DefaultSpecKubeletBatch = 2
 // kube-controller-manager, kube-scheduler or keepalived restarts gets a
 // step of its own (the VIP handed over first, gates between steps); a node
 // whose kubelet or kube-proxy restarts goes in a batch of batch nodes after
-// them; every other change is published at once. Nodes go in spec order,
+// them; every other change, and every member not ready (a failed step's
+// node among them), is published at once. Nodes go in spec order,
 // control planes first, as the plan lists them. Which units restart comes
 // from the per-unit input hashes of the published and the new state. nil
 // means no step is needed.
@@ -31,7 +32,9 @@ func planSpecRollout(c *api.KubernetesCluster, states map[string]*storedState, r
 	for _, m := range c.Spec.Members() {
 		id := m.NodeID
 		old, cur := states[id], rendered[id]
-		if old == nil || cur == nil {
+		if ns := nodeStatus(c, id); old == nil || cur == nil || ns == nil || !ns.Ready {
+			// A member that is not ready serves nothing to keep up: it
+			// gets its new state at once (the fix for a failed step).
 			continue
 		}
 		restarts := restartedUnits(&old.ns, cur)
@@ -73,13 +76,14 @@ func specRolls(c *api.KubernetesCluster) bool {
 
 // replanSpec puts the rollout of c's new spec generation in status (none
 // when no unit restarts in a way that needs steps). A node a replaced
-// rollout was moving gets keepalived back unless the new one holds it.
+// rollout was moving (or failed on) gets keepalived back unless the new one
+// holds it.
 func (o *Orchestrator) replanSpec(c *api.KubernetesCluster, status *api.ClusterStatus, states map[string]*storedState, rendered map[string]*api.NodeState) {
 	next := planSpecRollout(c, states, rendered, o.cfg.SpecKubeletBatch)
 	if prev := status.SpecRollout; prev != nil {
 		for _, s := range prev.Steps {
 			for _, id := range s.Nodes {
-				if pin := status.Pins[id]; s.State == rollout.StepRunning && pin.VIPReleased && !next.Held(id) {
+				if pin := status.Pins[id]; pin.VIPReleased && !next.Held(id) {
 					pin.VIPReleased = false
 					storePinIn(status, id, pin)
 				}

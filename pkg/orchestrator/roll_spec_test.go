@@ -172,3 +172,46 @@ func unitArgv(ns api.NodeState, name string) []string {
 	}
 	return nil
 }
+
+// TestFailedSpecStepPausesUntilACorrectedSpec: new flags that crash
+// kube-apiserver fail the first step; the rollout pauses there, the other
+// control planes keep their API servers and the cluster is degraded naming
+// the node. A corrected spec replaces the rollout and reaches every node.
+func TestFailedSpecStepPausesUntilACorrectedSpec(t *testing.T) {
+	e, a := readyCluster(t, 1)
+	a.mu.Lock()
+	a.brokenArg = "--event-ttl=bad"
+	a.mu.Unlock()
+	e.applySpec(func(s *api.ClusterSpec) { s.APIServer.ExtraArgs = map[string]string{"event-ttl": "bad"} })
+	e.waitSpecRollout(func(ro *api.SpecRollout) error {
+		if ro == nil || ro.Phase != rollout.PhasePaused || ro.Steps[0].State != rollout.StepFailed || !strings.Contains(ro.Steps[0].Message, "node-11") {
+			return fmt.Errorf("spec rollout %+v, want paused on node-11", ro)
+		}
+		return nil
+	})
+	c := e.waitPhase("lab", api.PhaseDegraded)
+	if cond := findCondition(c.Status.Conditions, CondRollout); cond == nil || !strings.Contains(cond.Message, "node-11") || !strings.Contains(cond.Message, "apply a corrected spec") {
+		t.Errorf("Rollout condition %+v, want it naming node-11 and the way on", cond)
+	}
+	for id, ns := range e.states("lab") {
+		if id != "node-11" && slices.Contains(unitArgv(ns, render.UnitAPIServer), "--event-ttl=bad") {
+			t.Errorf("%s got the breaking flag after step 1 failed", id)
+		}
+	}
+
+	e.applySpec(func(s *api.ClusterSpec) { s.APIServer.ExtraArgs = map[string]string{"event-ttl": "2h"} })
+	c = e.waitSpecRollout(specDone(3))
+	// node-11 was not ready: it got the corrected state at once.
+	if got, want := stepOrder(c.Status.SpecRollout), []string{"control-plane:node-12", "control-plane:node-13"}; !slices.Equal(got, want) {
+		t.Errorf("steps %v, want %v", got, want)
+	}
+	c = e.waitPhase("lab", api.PhaseReady)
+	if findCondition(c.Status.Conditions, CondRollout) != nil || len(c.Status.Pins) != 0 {
+		t.Errorf("after the corrected spec: conditions %+v pins %+v", c.Status.Conditions, c.Status.Pins)
+	}
+	for id, ns := range e.states("lab") {
+		if c.Spec.IsControlPlane(id) && !slices.Contains(unitArgv(ns, render.UnitAPIServer), "--event-ttl=2h") {
+			t.Errorf("%s kube-apiserver runs without the corrected flag", id)
+		}
+	}
+}

@@ -58,6 +58,9 @@ type agents struct {
 	// agents record: flagSeen[unit] is every set of nodes that had it.
 	flag     string
 	flagSeen map[string][][]string
+	// brokenArg, when set, makes kube-apiserver fail (crash-loop) on
+	// every node whose argv carries it.
+	brokenArg string
 }
 
 // watchFlag starts recording which nodes' units carry arg.
@@ -143,6 +146,9 @@ func (a *agents) sync(st *store.State) {
 				if a.broken[ns.NodeID] {
 					failed = append(failed, "unit "+u.Name)
 				}
+			}
+			if u.Name == render.UnitAPIServer && a.brokenArg != "" && slices.Contains(u.Argv, a.brokenArg) {
+				failed = append(failed, "unit "+u.Name)
 			}
 			if u.Name == render.UnitKubelet {
 				a.e.health.kube.setKubelet(ns.NodeID, true, u.Version)
