@@ -132,6 +132,19 @@ func TestUpdateSteps(t *testing.T) {
 		{"a mount path change remounts", func(c *api.KubernetesCluster) { c.Spec.LocalProvisioner.Volumes[2].MountPath = "/srv/kdata" },
 			[]stepKey{{"node-103", "volume:kcore-kdata", StepRemount, DisruptionRestartUnit}, {"node-105", ComponentProvisioner, StepApply, DisruptionNone}}},
 		{"labels restart nothing", func(c *api.KubernetesCluster) { c.Metadata.Labels = map[string]string{"team": "infra"} }, nil},
+		{"API server flags restart kube-apiserver on each control plane in order", func(c *api.KubernetesCluster) {
+			c.Spec.APIServer.ExtraArgs = map[string]string{"event-ttl": "2h", "audit-log-maxage": "30"}
+		}, on(cps, ComponentAPIServer, StepRestart, DisruptionRestartUnit)},
+		{"controller-manager and scheduler flags restart them", func(c *api.KubernetesCluster) {
+			c.Spec.ControllerManager.ExtraArgs = map[string]string{"v": "2"}
+			c.Spec.Scheduler.ExtraArgs = map[string]string{"v": "2"}
+		}, slices.Concat(
+			[]stepKey{{"node-105", ComponentControllerManager, StepRestart, DisruptionRestartUnit}, {"node-105", ComponentScheduler, StepRestart, DisruptionRestartUnit}},
+			[]stepKey{{"node-107", ComponentControllerManager, StepRestart, DisruptionRestartUnit}, {"node-107", ComponentScheduler, StepRestart, DisruptionRestartUnit}})},
+		{"kubelet flags restart kubelet everywhere", func(c *api.KubernetesCluster) {
+			c.Spec.Kubelet.ExtraArgs = map[string]string{"node-labels": "tier=edge"}
+		},
+			on(all, ComponentKubelet, StepRestart, DisruptionRestartUnit)},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
