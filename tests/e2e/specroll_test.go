@@ -112,9 +112,15 @@ func testExtraArgsRoll(t *testing.T, l *lab) {
 			continue
 		}
 		if times[0].Before(last) {
-			t.Errorf("%s's kube-apiserver restarted at %s, before the previous node's at %s", n.name, times[0].Format(time.RFC3339Nano), last.Format(time.RFC3339Nano))
+			t.Errorf("%s's kube-apiserver restarted at %s, before the previous node's API server answered again at %s", n.name, times[0].Format(time.RFC3339Nano), last.Format(time.RFC3339Nano))
 		}
+		// The next restart must come after this API server answers again.
 		last = times[0]
+		for _, sp := range own[n.name].spans {
+			if sp[1].After(last) {
+				last = sp[1]
+			}
+		}
 		restarts = append(restarts, n.name+"@"+times[0].Format("15:04:05.000"))
 	}
 	t.Logf("kube-apiserver restarts: %v", restarts)
@@ -142,7 +148,7 @@ func (l *lab) unitStarts(t *testing.T, n, unit string, from time.Time) []time.Ti
 		t.Fatal(err)
 	}
 	defer fh.Close()
-	re := regexp.MustCompile(`^time=(\S+) .*msg="started unit" unit=` + regexp.QuoteMeta(unit) + `( |$)`)
+	re := regexp.MustCompile(`^time=(\S+) .*msg="started unit".* unit=` + regexp.QuoteMeta(unit) + `( |$)`)
 	var out []time.Time
 	sc := bufio.NewScanner(fh)
 	sc.Buffer(make([]byte, 0, 64*1024), 1<<20)
