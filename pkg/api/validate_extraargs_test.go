@@ -40,6 +40,10 @@ func TestExtraArgsValidate(t *testing.T) {
 			"error spec.controllerManager.extraArgs.kubeconfig", "error spec.scheduler.extraArgs.bind-address",
 			"error spec.kubelet.extraArgs.register-with-taints",
 		}, []string{"--advertise-address", "--secure-port", "--service-cluster-ip-range", "--tls-cert-file", "kube-controller-manager --kubeconfig", "kube-scheduler --bind-address", "kubelet --register-with-taints"}},
+		{"a kubelet flag that overrides kcore's KubeletConfiguration", func(s *ClusterSpec) {
+			s.Kubelet.ExtraArgs = map[string]string{"anonymous-auth": "true", "read-only-port": "10255"}
+		}, []string{"error spec.kubelet.extraArgs.anonymous-auth", "error spec.kubelet.extraArgs.read-only-port"},
+			[]string{"kubelet --anonymous-auth", "kubelet --read-only-port"}},
 		{"leading dashes", func(s *ClusterSpec) { s.APIServer.ExtraArgs = map[string]string{"--v": "2"} },
 			[]string{`error spec.apiServer.extraArgs.--v`}, []string{"without the leading --"}},
 		{"= in the name", func(s *ClusterSpec) { s.APIServer.ExtraArgs = map[string]string{"v=2": ""} },

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"gopkg.in/yaml.v3"
+
 	"kcore.dev/kcore/pkg/render/kubeflags"
 )
 
@@ -54,7 +56,8 @@ func TestExtraArgsRestartOnlyTheirUnit(t *testing.T) {
 
 // TestOwnedFlagsAreTheRenderedOnes: kubeflags.Owned, which validation
 // refuses in extraArgs, lists exactly the flags the renderer puts on each
-// unit's command line.
+// unit's command line, and for the kubelet the flags of its configuration
+// file's fields.
 func TestOwnedFlagsAreTheRenderedOnes(t *testing.T) {
 	c := loadCluster(t, "lab-ha3")
 	states, err := Render(c, fakeSecrets(c), testFacts(), Options{KubernetesVersion: "1.37.0"})
@@ -72,9 +75,58 @@ func TestOwnedFlagsAreTheRenderedOnes(t *testing.T) {
 			name, _, _ := strings.Cut(strings.TrimPrefix(a, "--"), "=")
 			names = append(names, name)
 		}
+		if comp == kubeflags.Kubelet {
+			for _, f := range kubeflags.KubeletConfig(kubeflags.KubeletConfigInputs{Lab: true}) {
+				if f.Flag != "" {
+					names = append(names, f.Flag)
+				}
+			}
+		}
 		slices.Sort(names)
 		if owned := kubeflags.Owned(comp); !slices.Equal(names, owned) {
 			t.Errorf("%s renders %v, kubeflags.Owned says %v", unit, names, owned)
 		}
+	}
+}
+
+// TestKubeletConfigFieldsAreListed: every field of the KubeletConfiguration
+// the renderer writes (lab profile, which writes the most) comes from
+// kubeflags.KubeletConfig, so its overriding flag is refused in extraArgs.
+func TestKubeletConfigFieldsAreListed(t *testing.T) {
+	c := loadCluster(t, "single")
+	states, err := Render(c, fakeSecrets(c), testFacts(), Options{KubernetesVersion: "1.37.0", Profile: ProfileLab})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var content string
+	for _, f := range states["node-105"].Files {
+		if f.Path == KubeletConfigPath {
+			content = f.Content
+		}
+	}
+	var doc map[string]any
+	if err := yaml.Unmarshal([]byte(content), &doc); err != nil {
+		t.Fatal(err)
+	}
+	var paths []string
+	var walk func(prefix string, m map[string]any)
+	walk = func(prefix string, m map[string]any) {
+		for k, v := range m {
+			if sub, ok := v.(map[string]any); ok {
+				walk(prefix+k+".", sub)
+				continue
+			}
+			paths = append(paths, prefix+k)
+		}
+	}
+	walk("", doc)
+	listed := []string{"apiVersion", "kind"}
+	for _, f := range kubeflags.KubeletConfig(kubeflags.KubeletConfigInputs{Lab: true}) {
+		listed = append(listed, f.Path)
+	}
+	slices.Sort(paths)
+	slices.Sort(listed)
+	if !slices.Equal(paths, listed) {
+		t.Errorf("the rendered KubeletConfiguration has %v, kubeflags.KubeletConfig lists %v", paths, listed)
 	}
 }

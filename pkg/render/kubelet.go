@@ -2,7 +2,6 @@ package render
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 
 	"kcore.dev/kcore/pkg/api"
@@ -51,33 +50,17 @@ func (r *renderer) kubeletConfig() string {
 	}
 	line("apiVersion: kubelet.config.k8s.io/v1beta1")
 	line("kind: KubeletConfiguration")
-	line("authentication:")
-	line("  anonymous:")
-	line("    enabled: false")
-	line("  webhook:")
-	line("    enabled: true")
-	line("  x509:")
-	line("    clientCAFile: " + pkiPath("ca.crt"))
-	line("authorization:")
-	line("  mode: Webhook")
-	line("cgroupDriver: " + r.opts.CgroupDriver)
-	line("clusterDNS:")
-	line("  - " + r.c.Spec.ClusterDNS)
-	line("clusterDomain: " + r.opts.ClusterDomain)
-	line("containerRuntimeEndpoint: " + r.opts.ContainerRuntimeEndpoint)
-	line("healthzBindAddress: 127.0.0.1")
-	line("healthzPort: " + strconv.Itoa(KubeletHealthzPort))
-	line("maxPods: " + strconv.Itoa(r.opts.MaxPods))
-	line("readOnlyPort: 0")
-	line("rotateCertificates: false")
-	line("serverTLSBootstrap: false")
-	line("tlsCertFile: " + pkiPath("kubelet.crt"))
-	line("tlsPrivateKeyFile: " + pkiPath("kubelet.key"))
-	if r.opts.Profile == ProfileLab {
-		line("failCgroupV1: false")
-		line("failSwapOn: false")
-		line("cgroupsPerQOS: false")
-		line("enforceNodeAllocatable: []")
-	}
+	kubeflags.WriteYAML(&w, kubeflags.KubeletConfig(kubeflags.KubeletConfigInputs{
+		ClientCAFile:             pkiPath("ca.crt"),
+		TLSCertFile:              pkiPath("kubelet.crt"),
+		TLSKeyFile:               pkiPath("kubelet.key"),
+		CgroupDriver:             r.opts.CgroupDriver,
+		ClusterDNS:               r.c.Spec.ClusterDNS,
+		ClusterDomain:            r.opts.ClusterDomain,
+		ContainerRuntimeEndpoint: r.opts.ContainerRuntimeEndpoint,
+		HealthzPort:              KubeletHealthzPort,
+		MaxPods:                  r.opts.MaxPods,
+		Lab:                      r.opts.Profile == ProfileLab,
+	}))
 	return w.String()
 }

@@ -161,11 +161,20 @@ func Build(component string, in Inputs) []Flag {
 }
 
 // Owned are the flag names kcore sets for component, sorted: every flag
-// Build can return for it.
+// Build can return for it and, for the kubelet, the flag of every
+// KubeletConfiguration field KubeletConfig writes (a flag overrides the
+// file).
 func Owned(component string) []string {
 	var names []string
 	for _, fl := range Build(component, Inputs{Taint: true}) {
 		names = append(names, fl.Name)
+	}
+	if component == Kubelet {
+		for _, f := range KubeletConfig(KubeletConfigInputs{Lab: true}) {
+			if f.Flag != "" {
+				names = append(names, f.Flag)
+			}
+		}
 	}
 	sort.Strings(names)
 	return slices.Compact(names)
