@@ -1,6 +1,7 @@
 package orchestrator
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -9,8 +10,43 @@ import (
 	"kcore.dev/kcore/pkg/api"
 	"kcore.dev/kcore/pkg/render"
 	"kcore.dev/kcore/pkg/rollout"
+	"kcore.dev/kcore/pkg/store"
 	"kcore.dev/kcore/tests/harness"
 )
+
+// watchFlag starts recording which nodes' units carry arg.
+func (a *agents) watchFlag(arg string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.flag, a.flagSeen = arg, map[string][][]string{}
+}
+
+// recordFlags appends, per unit, the nodes whose unit carries a.flag in
+// the states of st when that set changed.
+func (a *agents) recordFlags(st *store.State) {
+	if a.flag == "" {
+		return
+	}
+	have := map[string][]string{}
+	for _, o := range st.ListPrefix(api.KindNodeState, a.cluster+"/") {
+		var ns api.NodeState
+		if json.Unmarshal(o.Data, &ns) != nil {
+			continue
+		}
+		for _, u := range ns.Units {
+			if slices.Contains(u.Argv, a.flag) {
+				have[u.Name] = append(have[u.Name], ns.NodeID)
+			}
+		}
+	}
+	for unit, nodes := range have {
+		slices.Sort(nodes)
+		seen := a.flagSeen[unit]
+		if len(seen) == 0 || !slices.Equal(seen[len(seen)-1], nodes) {
+			a.flagSeen[unit] = append(seen, nodes)
+		}
+	}
+}
 
 // applySpec stores the lab cluster with its spec changed by mutate, as
 // `kctl kubernetes apply` does (a new generation, phase updating).
