@@ -5,6 +5,13 @@
 // and what the health checks see to move the cluster between bootstrapping,
 // updating, scaling, ready, degraded and deleting.
 //
+// A spec change whose new states restart etcd, kube-apiserver,
+// kube-controller-manager, kube-scheduler or keepalived on control planes,
+// or kubelets, is not published at once: it becomes the cluster's spec
+// rollout, which the ClusterUpdate roller (roll*.go) carries out one
+// control plane at a time (kubelets in batches), with the VIP handed over
+// first and the same health gates between steps.
+//
 // It is level-triggered: each pass recomputes everything from the store, so a
 // new leader continues where the old one stopped. Every decision (secrets,
 // NodeStates, status) is committed through raft in one CAS batch before an
