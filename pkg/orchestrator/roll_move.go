@@ -3,7 +3,6 @@ package orchestrator
 import (
 	"fmt"
 	"maps"
-	"slices"
 
 	"kcore.dev/kcore/pkg/api"
 	"kcore.dev/kcore/pkg/render"
@@ -122,31 +121,6 @@ func (m specMover) published(c *api.KubernetesCluster, id string, st *storedStat
 }
 
 func (m specMover) kubelet(*api.KubernetesCluster) string { return "" }
-
-// restartedUnits are the units that start, restart (their input hash
-// changed) or stop when a node goes from state old to cur, sorted by name.
-// cur nil lists none.
-func restartedUnits(old, cur *api.NodeState) []string {
-	if old == nil || cur == nil {
-		return nil
-	}
-	was := map[string]string{}
-	for _, u := range old.Units {
-		was[u.Name] = u.InputHash
-	}
-	var out []string
-	for _, u := range cur.Units {
-		if h, ok := was[u.Name]; !ok || h != u.InputHash {
-			out = append(out, u.Name)
-		}
-		delete(was, u.Name)
-	}
-	for name := range was {
-		out = append(out, name)
-	}
-	slices.Sort(out)
-	return out
-}
 
 // controlPlaneUnits are the units whose restart on a control plane goes
 // one node at a time, the VIP handed over first.

@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"kcore.dev/kcore/pkg/api"
+	"kcore.dev/kcore/pkg/plan"
 	"kcore.dev/kcore/pkg/render"
 	"kcore.dev/kcore/pkg/rollout"
 	"kcore.dev/kcore/pkg/store"
@@ -37,7 +38,7 @@ func planSpecRollout(c *api.KubernetesCluster, states map[string]*storedState, r
 			// gets its new state at once (the fix for a failed step).
 			continue
 		}
-		restarts := restartedUnits(&old.ns, cur)
+		restarts := plan.NodeDiff(&old.ns, cur).Restarts()
 		switch {
 		case c.Spec.IsControlPlane(id) && slices.ContainsFunc(restarts, isControlPlaneUnit):
 			steps = append(steps, api.UpdateStep{Nodes: []string{id}, Scope: rollout.ScopeControlPlane, State: rollout.StepPending})

@@ -141,10 +141,10 @@ func (r *renderer) scheduler(b *builder, m api.ClusterNode) error {
 	kc := SchedulerKubeconfigPath
 	v := r.release(m.NodeID, true)
 	b.unit(api.Unit{
-		Name:    UnitScheduler,
-		Reason:  "kube-scheduler",
-		Version: v,
-		Argv:    r.argv(kubeflags.Scheduler, m, kubeflags.Inputs{Kubeconfig: kc, SecurePort: SchedulerPort}),
+		Name:      UnitScheduler,
+		Reason:    "kube-scheduler",
+		Version:   v,
+		Argv:      r.argv(kubeflags.Scheduler, m, kubeflags.Inputs{Kubeconfig: kc, SecurePort: SchedulerPort}),
 		After:     []string{UnitAPIServer},
 		Restart:   api.RestartAlways,
 		HealthURL: fmt.Sprintf("https://127.0.0.1:%d/healthz", SchedulerPort),
