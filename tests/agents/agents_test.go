@@ -104,7 +104,7 @@ func TestAgentsApplyTheLabCluster(t *testing.T) {
 		}
 		changed := labCluster(t, "127.0.0.121")
 		l.putCluster(changed, api.PhaseUpdating)
-		l.waitPhase("lab", api.PhaseReady)
+		l.waitRolledOut("lab")
 		restarted, kept := 0, 0
 		for id, na := range l.node {
 			after := na.pids(t)

@@ -79,29 +79,29 @@ func (okChecker) EtcdCaughtUp(context.Context, *api.KubernetesCluster, *pki.Clus
 	return ""
 }
 
-// noKube is a Kubernetes API where no node ever registered: the stand-in
-// kubelets register nothing (pkg/orchestrator tests the real client).
-type noKube struct{}
+// readyKube is a Kubernetes API where every member registered and is
+// Ready: the stand-in kubelets register nothing, so it answers for them
+// (pkg/orchestrator tests the real client). Patches, evictions and deletes
+// succeed and change nothing.
+type readyKube struct{}
 
-func dialNoKube(*api.KubernetesCluster, *pki.ClusterSecrets) (orchestrator.KubeClient, error) {
-	return noKube{}, nil
+func dialReadyKube(*api.KubernetesCluster, *pki.ClusterSecrets) (orchestrator.KubeClient, error) {
+	return readyKube{}, nil
 }
 
-func (noKube) GetNode(context.Context, string) (*orchestrator.KubeNode, error) {
-	return nil, orchestrator.ErrKubeNotFound
+func (readyKube) GetNode(_ context.Context, name string) (*orchestrator.KubeNode, error) {
+	return &orchestrator.KubeNode{Name: name, Ready: true}, nil
 }
 
-func (noKube) PatchNode(context.Context, string, orchestrator.NodePatch) error {
-	return orchestrator.ErrKubeNotFound
-}
+func (readyKube) PatchNode(context.Context, string, orchestrator.NodePatch) error { return nil }
 
-func (noKube) NodePods(context.Context, string) ([]orchestrator.KubePod, error) { return nil, nil }
+func (readyKube) NodePods(context.Context, string) ([]orchestrator.KubePod, error) { return nil, nil }
 
-func (noKube) Evict(context.Context, string, string) error { return orchestrator.ErrKubeNotFound }
+func (readyKube) Evict(context.Context, string, string) error { return nil }
 
-func (noKube) DeleteNode(context.Context, string) error { return orchestrator.ErrKubeNotFound }
+func (readyKube) DeleteNode(context.Context, string) error { return nil }
 
-func (noKube) Close() {}
+func (readyKube) Close() {}
 
 // lab is one test's controller and its CA.
 type lab struct {
@@ -147,7 +147,7 @@ func startController(t *testing.T) *lab {
 	l := &lab{t: t, ca: ca, log: testLogger(t, slog.LevelWarn), node: map[string]*nodeAgent{}}
 	l.ctl, err = controller.Start(context.Background(), controller.Config{
 		DataDir: t.TempDir(), Listen: "127.0.0.1:0", PKIDir: dir, Bootstrap: true, FastTimeouts: true,
-		HealthInterval: 200 * time.Millisecond, HealthChecker: okChecker{}, KubeDialer: dialNoKube,
+		HealthInterval: 200 * time.Millisecond, HealthChecker: okChecker{}, KubeDialer: dialReadyKube,
 		RenderOptions: render.Options{Profile: render.ProfileLab},
 		Logger:        l.log,
 	})
@@ -218,6 +218,28 @@ func (l *lab) waitPhase(name, phase string) *api.KubernetesCluster {
 		return nil
 	})
 	return c
+}
+
+// waitRolledOut waits until the cluster is ready at its current spec
+// generation with no spec rollout of it still running: a change that
+// restarts control-plane units or kubelets reaches the nodes step by step,
+// and the phase is ready between the steps.
+func (l *lab) waitRolledOut(name string) {
+	l.t.Helper()
+	poll(l.t, func() error {
+		c, ok := l.cluster(name)
+		if !ok {
+			return fmt.Errorf("cluster %s is not stored", name)
+		}
+		st, gen := c.Status, c.Metadata.Generation
+		if st.Phase != api.PhaseReady || st.ObservedGeneration != gen {
+			return fmt.Errorf("phase %q at generation %d, want ready at %d: %+v", st.Phase, st.ObservedGeneration, gen, st.Conditions)
+		}
+		if ro := st.SpecRollout; ro != nil && ro.Generation == gen && ro.Phase != api.SpecRolloutDone {
+			return fmt.Errorf("spec rollout of generation %d is %s: %+v", gen, ro.Phase, ro.Steps)
+		}
+		return nil
+	})
 }
 
 // states returns the stored NodeStates of a cluster by node, secret
