@@ -17,6 +17,7 @@ func newNodeListCmd(s Streams) *cobra.Command {
 		Use:   "list",
 		Short: "List the nodes whose agents registered, with their facts",
 		Long: `List every node whose kcore-node-agent registered with the controller: its id,
+readiness and how long ago the controller leader last heard its heartbeat, its
 hostname, addresses, failure domain, kubelet version and the storage backends it
 reported. A node appears here once its agent has joined with a token from
 'kctl node token create' and sent its facts; only registered nodes can be
@@ -35,7 +36,7 @@ control planes in a plan.`,
 				return err
 			}
 			tw := newTable(s.Out)
-			if err := row(tw, "ID", "HOSTNAME", "ADDRESSES", "FAILURE DOMAIN", "KUBELET", "STORAGE"); err != nil {
+			if err := row(tw, "ID", "READY", "LAST SEEN", "HOSTNAME", "ADDRESSES", "FAILURE DOMAIN", "KUBELET", "STORAGE"); err != nil {
 				return err
 			}
 			for _, n := range nodes {
@@ -45,7 +46,7 @@ control planes in a plan.`,
 					storage = append(storage, fmt.Sprintf("%s:%s (%d GiB free)", b.Class, b.Name, b.FreeBytes>>30))
 				}
 				sort.Strings(storage)
-				if err := row(tw, n.obj.Name, orDash(f.Hostname), orDash(strings.Join(f.Addresses, ",")),
+				if err := row(tw, n.obj.Name, readyWord(n.val.Status.Ready), lastSeen(n.val.Status.LastHeartbeat), orDash(f.Hostname), orDash(strings.Join(f.Addresses, ",")),
 					orDash(f.Labels[api.FailureDomainLabel]), orDash(f.Versions["kubelet"]), orDash(strings.Join(storage, ", "))); err != nil {
 					return err
 				}
@@ -55,4 +56,21 @@ control planes in a plan.`,
 	}
 	addOutputFlag(cmd, &output)
 	return cmd
+}
+
+// readyWord is READY's cell.
+func readyWord(ready bool) string {
+	if ready {
+		return "yes"
+	}
+	return "no"
+}
+
+// lastSeen is LAST SEEN's cell: how long ago the leader last heard the
+// node's heartbeat, "-" when it has not since it became leader.
+func lastSeen(stamp string) string {
+	if stamp == "" {
+		return "-"
+	}
+	return age(stamp) + " ago"
 }

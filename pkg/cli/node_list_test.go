@@ -25,7 +25,7 @@ func TestNodeList(t *testing.T) {
 		}
 	}
 	f := strings.Fields(row)
-	if len(f) < 6 || f[1] != "node-301" || f[2] != "192.168.43.31" || f[3] != "node-301" || f[4] != "-" || !strings.Contains(row, "lvm:vg0 (400 GiB free)") {
+	if len(f) < 8 || f[1] != "yes" || f[2] != "-" || f[3] != "node-301" || f[4] != "192.168.43.31" || f[5] != "node-301" || f[6] != "-" || !strings.Contains(row, "lvm:vg0 (400 GiB free)") {
 		t.Fatalf("node-301's row = %q in:\n%s", row, out)
 	}
 }

@@ -95,8 +95,13 @@ func newEtcdRouteEnv(t *testing.T, status api.ClusterStatus) *etcdRouteEnv {
 
 // call serves method path with body as role and returns the status and body.
 func (e *etcdRouteEnv) call(role, method, path, body string) (int, string) {
+	return e.callAs("alice", role, method, path, body)
+}
+
+// callAs is call with the certificate's CommonName set to subject.
+func (e *etcdRouteEnv) callAs(subject, role, method, path, body string) (int, string) {
 	r := httptest.NewRequest(method, path, strings.NewReader(body))
-	cert := &x509.Certificate{Subject: pkix.Name{CommonName: "alice", Organization: []string{role}}}
+	cert := &x509.Certificate{Subject: pkix.Name{CommonName: subject, Organization: []string{role}}}
 	r.TLS = &tls.ConnectionState{VerifiedChains: [][]*x509.Certificate{{cert}}}
 	w := httptest.NewRecorder()
 	e.s.Handler().ServeHTTP(w, r)

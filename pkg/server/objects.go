@@ -3,6 +3,7 @@ package server
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strconv"
 
@@ -76,11 +77,15 @@ func (s *Server) getObject(c *call) (any, error) {
 }
 
 // present is an object as /v1/objects returns it to the caller: withheld
-// kinds without data, and NodeStates with their secret files redacted for
+// kinds without data, Nodes with their readiness as the leader sees it,
+// and NodeStates with their secret files redacted for
 // every role but cluster-admin, who sees them sealed, as in a snapshot.
 // (Nodes read their own NodeStates, opened, through /v1/nodes/{id}/state.)
 func (s *Server) present(c *call, o store.Object) (apiv1.Object, error) {
 	out := toAPI(o)
+	if o.Kind == api.KindNode {
+		return s.withLiveness(out)
+	}
 	if o.Kind != api.KindNodeState || c.role() == apiv1.RoleClusterAdmin {
 		return out, nil
 	}
@@ -251,4 +256,29 @@ func readIntent(c *call, kind string) error {
 	}
 	c.intent = v
 	return nil
+}
+
+// withLiveness fills a Node's status (ready, last heartbeat) from the
+// heartbeats this replica received, as plans do. Only the leader receives
+// heartbeats, so a follower answering a stale read, like a leader that has
+// not heard from the node yet, leaves the status as stored.
+func (s *Server) withLiveness(out apiv1.Object) (apiv1.Object, error) {
+	if s.backend.RaftState() != apiv1.StateLeader {
+		return out, nil
+	}
+	var n api.Node
+	if err := json.Unmarshal(out.Data, &n); err != nil {
+		return apiv1.Object{}, fmt.Errorf("decode node %s: %w", out.Name, err)
+	}
+	ready, last, ok := s.liveness(out.Name)
+	if !ok {
+		return out, nil
+	}
+	n.Status = api.NodeHealth{Ready: ready, LastHeartbeat: last}
+	data, err := json.Marshal(n)
+	if err != nil {
+		return apiv1.Object{}, fmt.Errorf("encode node %s: %w", out.Name, err)
+	}
+	out.Data = data
+	return out, nil
 }
