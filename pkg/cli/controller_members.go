@@ -1,8 +1,12 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"strconv"
+	"sync"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -10,13 +14,34 @@ import (
 	"kcore.dev/kcore/pkg/client"
 )
 
+// memberProbeTimeout bounds the health probe kctl controller members sends
+// each replica.
+const memberProbeTimeout = 2 * time.Second
+
+// memberView is one row of kctl controller members: the raft member as
+// the leader knows it and what the replica itself answered.
+type memberView struct {
+	apiv1.Member
+	// Reachable is true when the replica answered /v1/health.
+	Reachable bool `json:"reachable"`
+	// State is the replica's own raft state, or why it did not answer.
+	State string `json:"state"`
+	// Schema is the store schema the replica writes, 0 when unknown.
+	Schema int `json:"schema,omitempty"`
+}
+
 func newControllerMembersCmd(s Streams) *cobra.Command {
 	var output string
 	cmd := &cobra.Command{
 		Use:   "members",
-		Short: "List the controller replicas and which one leads",
+		Short: "List the controller replicas, which one leads, and which answer",
+		Long: `List the controller replicas of the Raft configuration as the leader knows
+them, then ask each replica's own /v1/health (at most 2 s each, all at once):
+STATE is the replica's raft state (leader, follower, …) or "unreachable" when it
+did not answer, SCHEMA the store schema it writes — the number ClusterUpdate
+schema gates compare. A replica without an HTTP address cannot be asked.`,
 		Example: `  kctl controller members
-  kctl controller members -o json`,
+  kctl controller members -o json | jq '.[] | select(.reachable | not) | .id'`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := checkOutput(output); err != nil {
@@ -31,30 +56,60 @@ func newControllerMembersCmd(s Streams) *cobra.Command {
 			if err != nil {
 				return fmt.Errorf("list members: %w", err)
 			}
-			return printMembers(s, ms, output)
+			return printMembers(s, probeMembers(cmdContext(cmd), c, ms), output)
 		},
 	}
 	addOutputFlag(cmd, &output)
 	return cmd
 }
 
-func printMembers(s Streams, ms []apiv1.Member, output string) error {
+// probeMembers asks every member with an HTTP address for its health, in
+// parallel, each within memberProbeTimeout.
+func probeMembers(ctx context.Context, c *client.Client, ms []apiv1.Member) []memberView {
+	out := make([]memberView, len(ms))
+	var wg sync.WaitGroup
+	for i, m := range ms {
+		out[i] = memberView{Member: m, State: "-"}
+		if m.HTTPAddr == "" {
+			continue
+		}
+		wg.Add(1)
+		go func(v *memberView) {
+			defer wg.Done()
+			pctx, cancel := context.WithTimeout(ctx, memberProbeTimeout)
+			defer cancel()
+			h, err := c.HealthOf(pctx, v.HTTPAddr)
+			if err != nil {
+				v.State = "unreachable"
+				return
+			}
+			v.Reachable, v.State, v.Schema = true, h.Role, h.Schema
+		}(&out[i])
+	}
+	wg.Wait()
+	return out
+}
+
+func printMembers(s Streams, ms []memberView, output string) error {
 	if done, err := printStructured(s, ms, output); done {
 		return err
 	}
 	tw := newTable(s.Out)
-	if err := row(tw, "ID", "RAFT ADDRESS", "HTTP ADDRESS", "SUFFRAGE", "LEADER"); err != nil {
+	if err := row(tw, "ID", "RAFT ADDRESS", "HTTP ADDRESS", "SUFFRAGE", "LEADER", "STATE", "SCHEMA"); err != nil {
 		return err
 	}
 	for _, m := range ms {
-		leader, httpAddr := "", m.HTTPAddr
+		leader, httpAddr, schema := "", m.HTTPAddr, "-"
 		if m.Leader {
 			leader = "*"
 		}
 		if httpAddr == "" {
 			httpAddr = "-"
 		}
-		if err := row(tw, m.ID, m.RaftAddr, httpAddr, m.Suffrage, leader); err != nil {
+		if m.Schema > 0 {
+			schema = strconv.Itoa(m.Schema)
+		}
+		if err := row(tw, m.ID, m.RaftAddr, httpAddr, m.Suffrage, leader, m.State, schema); err != nil {
 			return err
 		}
 	}

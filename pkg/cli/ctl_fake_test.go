@@ -24,6 +24,10 @@ type fakeController struct {
 	srv *httptest.Server
 	ca  *pki.CA
 
+	// closed is a loopback address nothing listens on: the member that
+	// does not answer.
+	closed string
+
 	mu       sync.Mutex
 	snapshot []byte
 	calls    []string
@@ -33,7 +37,7 @@ type fakeController struct {
 // fresh listener and serves on it.
 func startFakeController(t *testing.T, e *kctlEnv) *fakeController {
 	t.Helper()
-	f := &fakeController{}
+	f := &fakeController{closed: closedAddrForTest(t)}
 	f.srv = httptest.NewUnstartedServer(http.HandlerFunc(f.serve))
 	out := filepath.Join(e.dir, "pki")
 	e.must("controller", "init", "--name", "lab", "--controller", f.srv.Listener.Addr().String(), "--out", out)
@@ -69,10 +73,12 @@ func (f *fakeController) serve(w http.ResponseWriter, r *http.Request) {
 	switch r.Method + " " + r.URL.Path {
 	case "GET /v1/members":
 		fakeJSON(w, 200, []apiv1.Member{
-			{ID: "controller-0", RaftAddr: "10.0.0.1:7000", HTTPAddr: "10.0.0.1:7443", Suffrage: "voter", Leader: true},
-			{ID: "controller-1", RaftAddr: "10.0.0.2:7000", HTTPAddr: "10.0.0.2:7443", Suffrage: "voter"},
+			{ID: "controller-0", RaftAddr: "10.0.0.1:7000", HTTPAddr: f.srv.Listener.Addr().String(), Suffrage: "voter", Leader: true},
+			{ID: "controller-1", RaftAddr: "10.0.0.2:7000", HTTPAddr: f.closed, Suffrage: "voter"},
 			{ID: "controller-2", RaftAddr: "10.0.0.3:7000", Suffrage: "nonvoter"},
 		})
+	case "GET /v1/health":
+		fakeJSON(w, 200, apiv1.Health{Role: apiv1.StateLeader, ID: "controller-0", Schema: 2})
 	case "POST /v1/members":
 		fakeJSON(w, 200, apiv1.WriteResponse{Index: 9})
 	case "DELETE /v1/members/controller-0":

@@ -54,7 +54,7 @@ func TestControllerEndToEnd(t *testing.T) {
 		t.Fatalf("members:\n%s", members)
 	}
 	fields := strings.Fields(lines[1])
-	if len(fields) != 5 || fields[2] != ctl.HTTPAddr() || fields[1] != ctl.RaftAddr() || !strings.EqualFold(fields[3], "voter") || fields[4] != "*" {
+	if len(fields) != 7 || fields[2] != ctl.HTTPAddr() || fields[1] != ctl.RaftAddr() || !strings.EqualFold(fields[3], "voter") || fields[4] != "*" || fields[5] != "leader" {
 		t.Fatalf("members row %q, want one voting leader at %s (raft %s)", lines[1], ctl.HTTPAddr(), ctl.RaftAddr())
 	}
 

@@ -120,7 +120,7 @@ func pollMembers(t *testing.T, e *kctlEnv, ok func([][]string) bool) string {
 // leaderOf returns the HTTP address of the row marked leader.
 func leaderOf(rows [][]string) string {
 	for _, r := range rows {
-		if len(r) == 5 && r[4] == "*" {
+		if len(r) == 7 && r[4] == "*" {
 			return r[2]
 		}
 	}
