@@ -94,8 +94,8 @@ func TestRestore(t *testing.T) {
 		_, err := l.kubectl("create", "configmap", "after-restore", "--from-literal=written=after-restore")
 		return err
 	})
-	if audit, err := l.kctl(time.Minute, "audit", "--object", "KubernetesCluster/"+cluster); err == nil {
-		if !strings.Contains(audit, "/etcd/restore") {
+	if audit, err := l.kctl(time.Minute, "audit", "--object", "KubernetesCluster/"+cluster, "-o", "json"); err == nil {
+		if !strings.Contains(audit, `"route": "POST /v1/clusters/{name}/etcd/restore"`) || !strings.Contains(audit, `"action": "restore etcd"`) {
 			t.Errorf("the audit log has no restore request:\n%s", audit)
 		}
 	}
