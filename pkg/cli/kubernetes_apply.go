@@ -45,7 +45,7 @@ func (f *applyFlags) bind(cmd *cobra.Command, withWait bool) {
 
 func newKubernetesApplyCmd(s Streams) *cobra.Command {
 	var paths []string
-	var prune bool
+	var prune pruneFlags
 	var f applyFlags
 	cmd := &cobra.Command{
 		Use:   "apply -f FILE|DIR [-f …] | apply PLAN.json",
@@ -105,7 +105,7 @@ exits 0 when it is ready, 1 when it ends degraded or --timeout passes.`,
 		},
 	}
 	cmd.Flags().StringArrayVarP(&paths, "filename", "f", nil, "manifest file or directory (repeatable; a directory is read recursively; - reads standard input)")
-	cmd.Flags().BoolVar(&prune, "prune", false, "also delete stored clusters that no manifest names")
+	prune.bind(cmd, "also delete stored clusters that no manifest names")
 	f.bind(cmd, true)
 	return cmd
 }

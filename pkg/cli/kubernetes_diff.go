@@ -10,7 +10,7 @@ import (
 
 func newKubernetesDiffCmd(s Streams) *cobra.Command {
 	var paths []string
-	var prune bool
+	var prune pruneFlags
 	cmd := &cobra.Command{
 		Use:   "diff -f FILE|DIR [-f …]",
 		Short: "Print only the field differences between manifests and the stored clusters",
@@ -37,7 +37,7 @@ controller fail.`,
 		},
 	}
 	cmd.Flags().StringArrayVarP(&paths, "filename", "f", nil, "manifest file or directory (repeatable; - reads standard input)")
-	cmd.Flags().BoolVar(&prune, "prune", false, "also list stored clusters that no manifest names")
+	prune.bind(cmd, "also list stored clusters that no manifest names")
 	_ = cmd.MarkFlagRequired("filename")
 	return cmd
 }
@@ -49,7 +49,7 @@ const (
 )
 
 // runDiff prints the differences and reports whether there were any.
-func runDiff(cmd *cobra.Command, s Streams, paths []string, prune bool) (bool, error) {
+func runDiff(cmd *cobra.Command, s Streams, paths []string, prune pruneFlags) (bool, error) {
 	req, err := readClusterRequest(s, paths, prune)
 	if err != nil {
 		return false, err

@@ -25,7 +25,8 @@ const (
 
 func newKubernetesPlanCmd(s Streams) *cobra.Command {
 	var paths []string
-	var prune, detailed bool
+	var prune pruneFlags
+	var detailed bool
 	var out, output string
 	cmd := &cobra.Command{
 		Use:   "plan -f FILE|DIR [-f …]",
@@ -99,7 +100,7 @@ and with --detailed-exitcode 2 when the plan has changes (otherwise 0).`,
 		},
 	}
 	cmd.Flags().StringArrayVarP(&paths, "filename", "f", nil, "manifest file or directory (repeatable; a directory is read recursively; - reads standard input)")
-	cmd.Flags().BoolVar(&prune, "prune", false, "also plan the deletion of stored clusters that no manifest names")
+	prune.bind(cmd, "also plan the deletion of stored clusters that no manifest names")
 	cmd.Flags().BoolVar(&detailed, "detailed-exitcode", false, "exit 2 when the plan has changes, 0 when it has none, 1 on errors")
 	cmd.Flags().StringVar(&out, "out", "", "write the plan as JSON to this file, for kctl kubernetes apply PLAN.json")
 	cmd.Flags().StringVarP(&output, "output", "o", planOutputText, "output format: text or json")
@@ -162,14 +163,30 @@ func readManifests(s Streams, paths []string) ([]*manifest.Document, error) {
 	return docs, nil
 }
 
+// ErrEmptyPrune refuses --prune over manifests that hold no cluster: an
+// empty or emptied directory would otherwise plan the deletion of every
+// stored cluster.
+var ErrEmptyPrune = errors.New("the manifests hold no KubernetesCluster, so --prune would delete every stored cluster: pass --allow-empty if that is what you mean")
+
+// pruneFlags are --prune and --allow-empty.
+type pruneFlags struct {
+	prune, allowEmpty bool
+}
+
+// bind adds the flags to cmd; what says what --prune does there.
+func (f *pruneFlags) bind(cmd *cobra.Command, what string) {
+	cmd.Flags().BoolVar(&f.prune, "prune", false, what)
+	cmd.Flags().BoolVar(&f.allowEmpty, "allow-empty", false, "let --prune act on manifests that hold no cluster (it then deletes every stored cluster)")
+}
+
 // readClusterRequest reads KubernetesCluster manifests into a plan request,
 // refusing ClusterUpdate documents (kctl apply's kind).
-func readClusterRequest(s Streams, paths []string, prune bool) (apiv1.PlanRequest, error) {
+func readClusterRequest(s Streams, paths []string, prune pruneFlags) (apiv1.PlanRequest, error) {
 	docs, err := readManifests(s, paths)
 	if err != nil {
 		return apiv1.PlanRequest{}, err
 	}
-	req := apiv1.PlanRequest{Prune: prune}
+	req := apiv1.PlanRequest{Prune: prune.prune}
 	for _, d := range docs {
 		switch o := d.Object.(type) {
 		case *api.KubernetesCluster:
@@ -178,7 +195,10 @@ func readClusterRequest(s Streams, paths []string, prune bool) (apiv1.PlanReques
 			return apiv1.PlanRequest{}, fmt.Errorf("%s: ClusterUpdate %q is not applied here: use kctl apply -f for ClusterUpdate manifests", d.Pos, d.Name)
 		}
 	}
-	if len(req.Clusters) == 0 && !prune {
+	if len(req.Clusters) == 0 && prune.prune && !prune.allowEmpty {
+		return apiv1.PlanRequest{}, ErrEmptyPrune
+	}
+	if len(req.Clusters) == 0 && !prune.prune {
 		return apiv1.PlanRequest{}, errors.New("no KubernetesCluster documents in the manifests")
 	}
 	return req, nil

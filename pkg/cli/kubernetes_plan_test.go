@@ -202,3 +202,29 @@ func TestWarningsSaidOnce(t *testing.T) {
 		t.Errorf("the override warning does not name file and line:\n%s", errOut)
 	}
 }
+
+// TestPruneOfNothingRefused: an empty manifest directory with --prune does
+// not plan the deletion of every stored cluster unless --allow-empty says so.
+func TestPruneOfNothingRefused(t *testing.T) {
+	a := newApplyEnv(t)
+	a.must("kubernetes", "apply", "-f", a.write("edge.yaml", edgeManifest), "--yes")
+	a.setStatus("edge", api.ClusterStatus{Phase: api.PhaseReady})
+	empty := a.write("gitops/empty.yaml", "")
+	dir := filepath.Dir(empty)
+	for _, cmd := range [][]string{
+		{"kubernetes", "plan", "-f", dir, "--prune"},
+		{"kubernetes", "apply", "-f", dir, "--prune", "--yes"},
+		{"kubernetes", "diff", "-f", dir, "--prune"},
+	} {
+		if _, _, err := a.runIn(strings.NewReader(""), cmd...); !errors.Is(err, ErrEmptyPrune) {
+			t.Errorf("%v = %v, want ErrEmptyPrune", cmd, err)
+		}
+	}
+	if _, ok := a.cluster("edge"); !ok {
+		t.Fatal("a prune of nothing deleted the cluster")
+	}
+	out, _, _ := a.runIn(strings.NewReader(""), "kubernetes", "plan", "-f", dir, "--prune", "--allow-empty")
+	if !strings.Contains(out, `- delete cluster "edge"`) {
+		t.Fatalf("--allow-empty plan:\n%s", out)
+	}
+}
