@@ -313,6 +313,22 @@ func TestIssues(t *testing.T) {
 			wantAction: ActionDelete,
 		},
 		{
+			name: "prune passes over a cluster already being deleted",
+			in: func() Input {
+				gone := with(labCluster(), func(c *api.KubernetesCluster) {
+					c.Metadata.Name = "gone"
+					c.Spec.APIServerEndpoint = "192.168.41.200:6443"
+					c.Spec.HighAvailability.VIPAddress = "192.168.41.200"
+					c.Spec.ControlPlaneNodes = []api.ClusterNode{{NodeID: "node-201", AdvertiseAddress: "192.168.41.201"}}
+					c.Spec.WorkerNodes = nil
+					c.Spec.Cilium.LoadBalancerIPPools = nil
+					c.Spec.LocalProvisioner.Volumes = nil
+				})
+				return Input{Desired: clusters(labCluster()), Stored: []*api.KubernetesCluster{stored(gone, api.PhaseDeleting)}, Nodes: labNodes(), Prune: true}
+			},
+			wantAction: ActionCreate,
+		},
+		{
 			name: "without prune a missing manifest changes nothing",
 			in: func() Input {
 				return Input{Stored: ready(labCluster()), Nodes: labNodes()}

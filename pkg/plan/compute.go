@@ -99,7 +99,10 @@ func collectJobs(in Input, e *env, p *Plan) []job {
 	}
 	if in.Prune {
 		for _, name := range e.storedNames {
-			if jobs[name] == nil {
+			// A cluster already being deleted is on its way out: pruning it
+			// again would change nothing, and blocking on it would hold
+			// back every other cluster's change.
+			if jobs[name] == nil && e.phase[name] != api.PhaseDeleting {
 				jobs[name] = &job{name: name, action: ActionDelete, stored: e.stored[name], phase: e.phase[name]}
 			}
 		}
