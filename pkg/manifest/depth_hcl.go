@@ -323,13 +323,7 @@ func (s *hclScan) stringStep() bool {
 		s.pop()
 		s.afterValue = true
 	case '$', '%':
-		open, esc := templateStart(s.data[s.i:])
-		if open == 0 {
-			s.i += esc
-			return true
-		}
-		s.i += open
-		return s.push(hclLevel{kind: '$'})
+		return s.template()
 	default:
 		s.i++
 	}
@@ -360,15 +354,21 @@ func (s *hclScan) heredocStep() bool {
 		s.i++
 		l.lineStart = true
 	case '$', '%':
-		open, esc := templateStart(s.data[s.i:])
-		if open == 0 {
-			s.i += esc
-			return true
-		}
-		s.i += open
-		return s.push(hclLevel{kind: '$'})
+		return s.template()
 	default:
 		s.i++
 	}
 	return true
+}
+
+// template steps over a '$' or '%' in quoted or heredoc text: an escaped
+// one is text, an opening "${" or "%{" nests code in it.
+func (s *hclScan) template() bool {
+	open, esc := templateStart(s.data[s.i:])
+	if open == 0 {
+		s.i += esc
+		return true
+	}
+	s.i += open
+	return s.push(hclLevel{kind: '$'})
 }
