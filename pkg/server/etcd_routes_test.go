@@ -100,7 +100,15 @@ func (e *etcdRouteEnv) call(role, method, path, body string) (int, string) {
 
 // callAs is call with the certificate's CommonName set to subject.
 func (e *etcdRouteEnv) callAs(subject, role, method, path, body string) (int, string) {
+	return e.serve(subject, role, method, path, body, nil)
+}
+
+// serve is callAs with extra request headers.
+func (e *etcdRouteEnv) serve(subject, role, method, path, body string, header map[string]string) (int, string) {
 	r := httptest.NewRequest(method, path, strings.NewReader(body))
+	for k, v := range header {
+		r.Header.Set(k, v)
+	}
 	cert := &x509.Certificate{Subject: pkix.Name{CommonName: subject, Organization: []string{role}}}
 	r.TLS = &tls.ConnectionState{VerifiedChains: [][]*x509.Certificate{{cert}}}
 	w := httptest.NewRecorder()

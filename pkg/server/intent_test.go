@@ -1,31 +1,13 @@
 package server
 
 import (
-	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/json"
 	"net/http"
-	"net/http/httptest"
-	"strings"
 	"testing"
 
 	"kcore.dev/kcore/pkg/api"
 	"kcore.dev/kcore/pkg/apiv1"
 )
-
-// callWith is call with extra request headers.
-func (e *etcdRouteEnv) callWith(role, method, path, body string, header map[string]string) (int, string) {
-	r := httptest.NewRequest(method, path, strings.NewReader(body))
-	for k, v := range header {
-		r.Header.Set(k, v)
-	}
-	cert := &x509.Certificate{Subject: pkix.Name{CommonName: "alice", Organization: []string{role}}}
-	r.TLS = &tls.ConnectionState{VerifiedChains: [][]*x509.Certificate{{cert}}}
-	w := httptest.NewRecorder()
-	e.s.Handler().ServeHTTP(w, r)
-	return w.Code, w.Body.String()
-}
 
 // lastAction is the action of the newest audit entry.
 func (e *etcdRouteEnv) lastAction() string {
@@ -49,7 +31,7 @@ func TestAuditRecordsActionAndDeclaredIntent(t *testing.T) {
 		t.Errorf("plain write recorded action %q, want put", got)
 	}
 	for _, intent := range apiv1.UpdateIntents() {
-		if code, body := e.callWith(apiv1.RoleOperator, http.MethodPut, path, u, map[string]string{apiv1.HeaderIntent: intent}); code != http.StatusOK {
+		if code, body := e.serve("alice", apiv1.RoleOperator, http.MethodPut, path, u, map[string]string{apiv1.HeaderIntent: intent}); code != http.StatusOK {
 			t.Fatalf("put with intent %s = %d %s", intent, code, body)
 		}
 		if got := e.lastAction(); got != intent {
@@ -62,7 +44,7 @@ func TestAuditRecordsActionAndDeclaredIntent(t *testing.T) {
 		"intent with a newline":  {path, u, "approve\nx"},
 		"intent that is a route": {path, u, "apply"},
 	} {
-		if code, _ := e.callWith(apiv1.RoleClusterAdmin, http.MethodPut, tt.path, tt.body, map[string]string{apiv1.HeaderIntent: tt.intent}); code != http.StatusBadRequest {
+		if code, _ := e.serve("alice", apiv1.RoleClusterAdmin, http.MethodPut, tt.path, tt.body, map[string]string{apiv1.HeaderIntent: tt.intent}); code != http.StatusBadRequest {
 			t.Errorf("%s: %d, want 400", name, code)
 		}
 	}
