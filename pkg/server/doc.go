@@ -18,6 +18,8 @@
 // log's retention is stored by the leader and applied by the store
 // (retention.go).
 //
+// POST /v1/plan and /v1/apply read a planapply.View at one index and call
+// planapply.Plan and planapply.Commit, which hold the plan and apply logic.
 // The server reaches raft and the store only through Backend, which
 // pkg/controller implements over pkg/raftnode. Wire types live in pkg/apiv1.
 package server

@@ -2,13 +2,14 @@ package server
 
 import (
 	"errors"
+	"maps"
 	"testing"
 
 	"kcore.dev/kcore/pkg/api"
 	"kcore.dev/kcore/pkg/apiv1"
 	"kcore.dev/kcore/pkg/plan"
+	"kcore.dev/kcore/pkg/planapply"
 	"kcore.dev/kcore/pkg/render"
-	"kcore.dev/kcore/pkg/store"
 )
 
 func TestMayApply(t *testing.T) {
@@ -40,39 +41,6 @@ func TestMayApply(t *testing.T) {
 	}
 }
 
-func TestUpdateDiff(t *testing.T) {
-	base := api.ClusterUpdate{Metadata: api.ObjectMeta{Name: "u1"}, Spec: api.UpdateSpec{Version: "0.5.0", AllNodes: true}}
-	base.Default()
-	tests := []struct {
-		name string
-		edit func(*api.ClusterUpdate)
-		want []plan.FieldChange
-	}{
-		{"same", func(*api.ClusterUpdate) {}, nil},
-		{"version", func(u *api.ClusterUpdate) { u.Spec.Version = "0.5.1" }, []plan.FieldChange{{Path: "spec.version", Old: "0.5.0", New: "0.5.1"}}},
-		{"nodes instead of all", func(u *api.ClusterUpdate) { u.Spec.AllNodes = false; u.Spec.Nodes = []string{"n1"} }, []plan.FieldChange{
-			{Path: "spec.allNodes", Old: "true"},
-			{Path: "spec.nodes[0]", New: "n1"},
-		}},
-		{"label", func(u *api.ClusterUpdate) { u.Metadata.Labels = map[string]string{"team": "a"} }, []plan.FieldChange{{Path: "metadata.labels.team", New: "a"}}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			cur := base
-			tt.edit(&cur)
-			got := updateDiff(base, cur)
-			if len(got) != len(tt.want) {
-				t.Fatalf("diff = %+v, want %+v", got, tt.want)
-			}
-			for i := range got {
-				if got[i] != tt.want[i] {
-					t.Fatalf("diff[%d] = %+v, want %+v", i, got[i], tt.want[i])
-				}
-			}
-		})
-	}
-}
-
 func TestApplyObject(t *testing.T) {
 	tests := []struct {
 		req  apiv1.PlanRequest
@@ -90,36 +58,48 @@ func TestApplyObject(t *testing.T) {
 	}
 }
 
-// Plans render with the orchestrator's render options: a controller with the
-// lab profile plans the lab profile's kubelet configuration, so its plan
-// hash differs from the default profile's.
-func TestComputeRendersWithTheOrchestratorsOptions(t *testing.T) {
-	n := &api.Node{Metadata: api.ObjectMeta{Name: "node-201"}, Status: api.NodeHealth{Ready: true}, Facts: api.NodeFacts{
-		Addresses: []string{"192.168.41.201"}, Interfaces: []api.Interface{{Name: "enp6s0", Up: true, Addresses: []string{"192.168.41.201/24"}}},
-	}}
-	v := &view{index: 7, clusters: map[string]store.Object{}, updates: map[string]store.Object{}, nodes: []*api.Node{n}, nodeIndex: map[string]uint64{}}
-	req := apiv1.PlanRequest{Clusters: []api.KubernetesCluster{{
-		Kind: api.KindKubernetesCluster, Metadata: api.ObjectMeta{Name: "edge"},
-		Spec: api.ClusterSpec{
-			ClusterCIDR: "10.245.0.0/16", ServiceCIDR: "10.97.0.0/16", ClusterDNS: "10.97.0.10",
-			APIServerEndpoint: "192.168.41.201:6443", ScheduleOnControlPlane: true,
-			ControlPlaneNodes: []api.ClusterNode{{NodeID: "node-201", AdvertiseAddress: "192.168.41.201"}},
-		},
-	}}}
-	def, err := compute(v, req, 7, render.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	lab, err := compute(v, req, 7, render.Options{Profile: render.ProfileLab})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if def.Plan.Blocked() || def.Hash == lab.Hash {
-		t.Fatalf("the render options do not reach the plan (blocked %v: %+v)", def.Plan.Blocked(), def.Plan.Blocking)
-	}
+// Plans render with the orchestrator's render options, which the server
+// takes from its backend (pkg/planapply tests that they reach the plan).
+func TestRenderOptionsFromBackend(t *testing.T) {
 	s := &Server{backend: optionsBackend{opts: render.Options{Profile: render.ProfileLab}}}
 	if s.renderOptions().Profile != render.ProfileLab {
 		t.Fatal("the server does not take the render options from its backend")
+	}
+	if (&Server{backend: optionsBackend{}}).renderOptions().Profile != "" {
+		t.Fatal("a backend without options does not give the defaults")
+	}
+}
+
+// A refused commit answers with its API code: a replace 400, a stale plan
+// 409 stale-plan with the reason, a blocked plan 409 plan-blocked with the
+// issues as JSON in its details; anything else passes through.
+func TestCommitError(t *testing.T) {
+	issues := []plan.Issue{{Code: plan.CodeQuorumLoss, Cluster: "lab"}}
+	other := errors.New("decode stored cluster lab: boom")
+	tests := []struct {
+		name    string
+		err     error
+		code    string
+		message string
+		details map[string]string
+	}{
+		{"replace", &planapply.ReplaceError{Cluster: "lab"}, apiv1.CodeBadRequest, "replace is planned but not applied yet: delete the cluster (kctl kubernetes delete lab --wait), then apply its manifest", nil},
+		{"stale", &planapply.StaleError{Index: 7, Reason: "KubernetesCluster/lab changed since this plan was made (index 7)"}, apiv1.CodeStalePlan, "KubernetesCluster/lab changed since this plan was made (index 7): run plan again", nil},
+		{"blocked", &planapply.BlockedError{Issues: issues}, apiv1.CodePlanBlocked, "the plan is blocked by 1 issue(s): quorum-loss", map[string]string{apiv1.DetailIssues: `[{"code":"quorum-loss","cluster":"lab","message":""}]`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var ae *apiError
+			if !errors.As(commitError(tt.err), &ae) {
+				t.Fatalf("commitError(%v) is no API error", tt.err)
+			}
+			if ae.body.Code != tt.code || ae.body.Message != tt.message || !maps.Equal(ae.body.Details, tt.details) {
+				t.Fatalf("commitError = %+v, want %s %q %v", ae.body, tt.code, tt.message, tt.details)
+			}
+		})
+	}
+	if err := commitError(other); err != other {
+		t.Fatalf("commitError(%v) = %v, want it unchanged", other, err)
 	}
 }
 

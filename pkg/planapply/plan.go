@@ -1,4 +1,4 @@
-package server
+package planapply
 
 import (
 	"encoding/json"
@@ -10,15 +10,90 @@ import (
 	"kcore.dev/kcore/pkg/api"
 	"kcore.dev/kcore/pkg/apiv1"
 	"kcore.dev/kcore/pkg/plan"
+	"kcore.dev/kcore/pkg/render"
 	"kcore.dev/kcore/pkg/rollout"
+	"kcore.dev/kcore/pkg/store"
 )
+
+// View is the stored state a plan is computed against, read at one index.
+type View struct {
+	// Index is the store index the objects were read at.
+	Index uint64
+	// Clusters are the stored KubernetesCluster objects by name; their
+	// modify indexes are what a commit expects and a stale check compares.
+	Clusters map[string]store.Object
+	// Updates are the stored ClusterUpdate objects by name.
+	Updates map[string]store.Object
+	// Stored are the decoded stored clusters, the plan's stored side.
+	Stored []*api.KubernetesCluster
+	// Nodes are the decoded registered nodes, with the readiness the caller
+	// knows of (the server merges its heartbeats in).
+	Nodes []*api.Node
+	// NodeIndex is each Node object's modify index: a node that reported
+	// new facts after a plan may render differently.
+	NodeIndex map[string]uint64
+}
+
+// NewView decodes the stored clusters, ClusterUpdates and nodes read at
+// index into a View. A node without a name in its body takes its object's.
+func NewView(index uint64, clusters, updates, nodes []store.Object) (*View, error) {
+	v := &View{Index: index, Clusters: map[string]store.Object{}, Updates: map[string]store.Object{}, NodeIndex: map[string]uint64{}}
+	for _, o := range clusters {
+		var c api.KubernetesCluster
+		if err := json.Unmarshal(o.Data, &c); err != nil {
+			return nil, fmt.Errorf("decode stored cluster %s: %w", o.Name, err)
+		}
+		v.Clusters[o.Name] = o
+		v.Stored = append(v.Stored, &c)
+	}
+	for _, o := range updates {
+		v.Updates[o.Name] = o
+	}
+	for _, o := range nodes {
+		var n api.Node
+		if err := json.Unmarshal(o.Data, &n); err != nil {
+			return nil, fmt.Errorf("decode stored node %s: %w", o.Name, err)
+		}
+		if n.Metadata.Name == "" {
+			n.Metadata.Name = o.Name
+		}
+		v.NodeIndex[n.Metadata.Name] = o.ModifyIndex
+		v.Nodes = append(v.Nodes, &n)
+	}
+	return v, nil
+}
+
+// Plan plans req against v at v's index, rendering with opts: the clusters'
+// plan (plan.Compute), the ClusterUpdates' plans and the hash apply must
+// send back.
+func Plan(v *View, req apiv1.PlanRequest, opts render.Options) (*apiv1.PlanResponse, error) {
+	return compute(v, req, v.Index, opts)
+}
+
+// compute plans req against v as if at index, rendering with opts.
+func compute(v *View, req apiv1.PlanRequest, index uint64, opts render.Options) (*apiv1.PlanResponse, error) {
+	desired := make([]*api.KubernetesCluster, len(req.Clusters))
+	for i := range req.Clusters {
+		desired[i] = &req.Clusters[i]
+	}
+	p := plan.Compute(plan.Input{
+		Desired: desired, Stored: v.Stored, Nodes: v.Nodes, Index: index,
+		Prune: req.Prune, Scale: req.Scale, Delete: req.Delete, Recreate: req.Recreate,
+		Render: opts,
+	})
+	updates, err := planUpdates(p, v, req.Updates)
+	if err != nil {
+		return nil, err
+	}
+	return &apiv1.PlanResponse{Plan: p, Updates: updates, Hash: apiv1.CombinedHash(p, updates, req)}, nil
+}
 
 // planUpdates plans the ClusterUpdates of a request: create when none is
 // stored under the name, update when the defaulted spec or labels differ,
 // no-op otherwise, each created or changed one with the rollout it will run.
 // Invalid and duplicate updates become blocking issues of p, warnings
 // become its warnings.
-func planUpdates(p *plan.Plan, v *view, desired []api.ClusterUpdate) ([]apiv1.UpdatePlan, error) {
+func planUpdates(p *plan.Plan, v *View, desired []api.ClusterUpdate) ([]apiv1.UpdatePlan, error) {
 	seen := map[string]bool{}
 	var out []apiv1.UpdatePlan
 	for _, d := range desired {
@@ -50,7 +125,7 @@ func planUpdates(p *plan.Plan, v *view, desired []api.ClusterUpdate) ([]apiv1.Up
 			}
 		}
 		up := apiv1.UpdatePlan{Name: name, Action: apiv1.UpdateCreate, Desired: &u}
-		if cur, ok := v.updates[name]; ok {
+		if cur, ok := v.Updates[name]; ok {
 			var old api.ClusterUpdate
 			if err := json.Unmarshal(cur.Data, &old); err != nil {
 				return nil, fmt.Errorf("decode stored update %s: %w", name, err)
@@ -62,7 +137,7 @@ func planUpdates(p *plan.Plan, v *view, desired []api.ClusterUpdate) ([]apiv1.Up
 			}
 		}
 		if up.Desired != nil {
-			up.Rollout = rollout.Plan(rollout.Input{Update: up.Desired, Clusters: v.stored, Nodes: v.nodes})
+			up.Rollout = rollout.Plan(rollout.Input{Update: up.Desired, Clusters: v.Stored, Nodes: v.Nodes})
 		}
 		out = append(out, up)
 	}
@@ -106,6 +181,7 @@ func flatten(prefix string, v any, out map[string]string) {
 	walk(prefix, tree, out)
 }
 
+// walk writes the leaves under v, a decoded JSON value at path, into out.
 func walk(path string, v any, out map[string]string) {
 	switch t := v.(type) {
 	case map[string]any:
