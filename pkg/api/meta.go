@@ -42,6 +42,15 @@ type ObjectMeta struct {
 	CreatedAt string `json:"createdAt,omitempty" yaml:"createdAt,omitempty"`
 }
 
+// Condition types a delete records on a cluster (written by the apply commit,
+// read by the orchestrator's teardown).
+const (
+	// ConditionForceDelete: tear down even where nodes do not answer.
+	ConditionForceDelete = "ForceDelete"
+	// ConditionPurgeVolumes: also remove the volumes kcore created, with their data.
+	ConditionPurgeVolumes = "PurgeVolumes"
+)
+
 // Condition is one observation about an object, as in Kubernetes.
 type Condition struct {
 	// Type names the check, e.g. EtcdQuorum or APIReady.

@@ -92,7 +92,7 @@ func (o *Orchestrator) reconcileDelete(ctx context.Context, obj store.Object, c 
 	var waiting []string
 	for _, id := range ids {
 		step, done, err := o.teardownStep(name, id, states[id], reports[id],
-			isTrue(c.Status.Conditions, CondForceDelete), isTrue(c.Status.Conditions, CondPurgeVolumes), now)
+			isTrue(c.Status.Conditions, api.ConditionForceDelete), isTrue(c.Status.Conditions, api.ConditionPurgeVolumes), now)
 		if err != nil {
 			return false, err
 		}

@@ -14,7 +14,7 @@ import (
 func TestTeardownStatePurgesVolumesOnlyWhenAsked(t *testing.T) {
 	vol := api.VolumeOp{Name: "k8s-lab-node-11-data", Class: "lvm", Pool: "vg_kcore", Device: "/dev/vg_kcore/k8s-lab-node-11-data",
 		SizeBytes: 1 << 30, FSType: "ext4", Role: "filesystem", MountPath: "/mnt/kcore/lab/data"}
-	purge := api.Condition{Type: CondPurgeVolumes, Status: StatusTrue, Reason: "Requested"}
+	purge := api.Condition{Type: api.ConditionPurgeVolumes, Status: StatusTrue, Reason: "Requested"}
 	tests := []struct {
 		name  string
 		conds []api.Condition
@@ -32,7 +32,7 @@ func TestTeardownStatePurgesVolumesOnlyWhenAsked(t *testing.T) {
 					Units: []api.Unit{{Name: "kcore-etcd", Argv: []string{"etcd"}}}},
 			}
 			c := &api.KubernetesCluster{Status: api.ClusterStatus{Conditions: tt.conds}}
-			ops, done, err := o.teardownStep("lab", "node-11", st, nil, false, isTrue(c.Status.Conditions, CondPurgeVolumes), time.Now())
+			ops, done, err := o.teardownStep("lab", "node-11", st, nil, false, isTrue(c.Status.Conditions, api.ConditionPurgeVolumes), time.Now())
 			if err != nil || done || len(ops) != 1 || ops[0].Put == nil {
 				t.Fatalf("teardown step: %+v, done %v, %v", ops, done, err)
 			}

@@ -20,11 +20,6 @@ const (
 	// CondBootstrapped turns True the first time the cluster is ready and
 	// stays: etcd then exists, so new control planes join it.
 	CondBootstrapped = "Bootstrapped"
-	// CondForceDelete and CondPurgeVolumes are set by the apply route on a
-	// delete: force stops waiting for nodes that do not heartbeat; purging
-	// volumes is not done yet (volumes are always kept).
-	CondForceDelete  = "ForceDelete"
-	CondPurgeVolumes = "PurgeVolumes"
 )
 
 // Condition statuses.

@@ -14,15 +14,6 @@ import (
 	"kcore.dev/kcore/pkg/store"
 )
 
-// Condition types a commit records on a cluster being deleted, for the
-// orchestrator.
-const (
-	// ConditionForceDelete: tear down even where nodes do not answer.
-	ConditionForceDelete = "ForceDelete"
-	// ConditionPurgeVolumes: also remove the volumes kcore created, with their data.
-	ConditionPurgeVolumes = "PurgeVolumes"
-)
-
 // Commit applies the plan the caller reviewed: it checks it against v
 // (Check, rendering with opts) and returns the ops of one atomic batch with
 // the answer to send once they are committed (its Index left for the
@@ -132,13 +123,13 @@ func started(st api.UpdateStatus) bool {
 // deleteConditions adds the delete options to a cluster's conditions.
 func deleteConditions(old []api.Condition, req apiv1.PlanRequest, now string) []api.Condition {
 	out := slices.DeleteFunc(slices.Clone(old), func(c api.Condition) bool {
-		return c.Type == ConditionForceDelete || c.Type == ConditionPurgeVolumes
+		return c.Type == api.ConditionForceDelete || c.Type == api.ConditionPurgeVolumes
 	})
 	if req.Force {
-		out = append(out, api.Condition{Type: ConditionForceDelete, Status: "True", Reason: "Requested", Message: "tear down even where nodes do not answer", Since: now})
+		out = append(out, api.Condition{Type: api.ConditionForceDelete, Status: "True", Reason: "Requested", Message: "tear down even where nodes do not answer", Since: now})
 	}
 	if req.PurgeVolumes {
-		out = append(out, api.Condition{Type: ConditionPurgeVolumes, Status: "True", Reason: "Requested", Message: "remove the volumes kcore created, with their data", Since: now})
+		out = append(out, api.Condition{Type: api.ConditionPurgeVolumes, Status: "True", Reason: "Requested", Message: "remove the volumes kcore created, with their data", Since: now})
 	}
 	return out
 }

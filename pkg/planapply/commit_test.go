@@ -89,7 +89,7 @@ func TestCommitOps(t *testing.T) {
 	// A cluster a delete with --force was asked for before, then not applied.
 	forced := object(t, api.KindKubernetesCluster, "lab", withConditions(ready("lab", "10.97.0.10"),
 		api.Condition{Type: "APIReady", Status: "True"},
-		api.Condition{Type: ConditionForceDelete, Status: "True", Since: "2026-01-02T00:00:00Z"}), 10)
+		api.Condition{Type: api.ConditionForceDelete, Status: "True", Since: "2026-01-02T00:00:00Z"}), 10)
 	pending := object(t, api.KindClusterUpdate, "u1", withStatus(update("u1", "0.5.0"), rollout.PhasePending), 12)
 	rolling := object(t, api.KindClusterUpdate, "u1", withStatus(update("u1", "0.5.0"), rollout.PhaseRolling), 12)
 	labOnly := objects{index: 20, clusters: []store.Object{lab}, nodes: []store.Object{n201, n202}}
@@ -140,7 +140,7 @@ func TestCommitOps(t *testing.T) {
 			req:    apiv1.PlanRequest{Delete: []string{"lab"}, Force: true, PurgeVolumes: true},
 			want: []put{{kind: api.KindKubernetesCluster, name: "lab", expect: 10, phase: api.PhaseDeleting, gen: 3,
 				created: "2026-01-01T00:00:00Z", dns: "10.97.0.10",
-				conditions: []string{"APIReady", ConditionForceDelete + "@" + atText, ConditionPurgeVolumes + "@" + atText}}},
+				conditions: []string{"APIReady", api.ConditionForceDelete + "@" + atText, api.ConditionPurgeVolumes + "@" + atText}}},
 			clusters: map[string]string{"lab": api.PhaseDeleting},
 		},
 		{
@@ -149,7 +149,7 @@ func TestCommitOps(t *testing.T) {
 			req:    apiv1.PlanRequest{Delete: []string{"lab"}, PurgeVolumes: true},
 			want: []put{{kind: api.KindKubernetesCluster, name: "lab", expect: 10, phase: api.PhaseDeleting, gen: 3,
 				created: "2026-01-01T00:00:00Z", dns: "10.97.0.10",
-				conditions: []string{"APIReady", ConditionPurgeVolumes + "@" + atText}}},
+				conditions: []string{"APIReady", api.ConditionPurgeVolumes + "@" + atText}}},
 			clusters: map[string]string{"lab": api.PhaseDeleting},
 		},
 		{
