@@ -122,7 +122,7 @@ func TestCertIssueWritesContexts(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	if _, err := c.Put(t.Context(), "KubernetesCluster", "lab", []byte(`{}`), nil); !errors.Is(err, client.ErrForbidden) {
+	if _, err := c.Put(t.Context(), "Probe", "lab", []byte(`{}`), nil); !errors.Is(err, client.ErrForbidden) {
 		t.Fatalf("viewer put = %v, want ErrForbidden", err)
 	}
 

@@ -107,9 +107,9 @@ func (f *fakeController) serve(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		fakeJSON(w, 200, apiv1.CertResponse{Cert: string(kp.CertPEM), Key: string(kp.KeyPEM), CA: string(f.ca.CertPEM)})
-	case "PUT /v1/objects/KubernetesCluster/lab":
+	case "PUT /v1/objects/Probe/lab":
 		if role != apiv1.RoleClusterAdmin {
-			fakeJSON(w, 403, apiv1.ErrorBody{Code: apiv1.CodeForbidden, Message: "role viewer may not apply"})
+			fakeJSON(w, 403, apiv1.ErrorBody{Code: apiv1.CodeForbidden, Message: "role " + role + " may not write Probe objects"})
 			return
 		}
 		fakeJSON(w, 200, apiv1.WriteResponse{Index: 11})

@@ -18,6 +18,7 @@ import (
 	"kcore.dev/kcore/pkg/apiv1"
 	"kcore.dev/kcore/pkg/client"
 	"kcore.dev/kcore/pkg/controller"
+	"kcore.dev/kcore/pkg/store"
 )
 
 // applyEnv is a real single-replica controller (TLS, raft) with the lab
@@ -26,6 +27,9 @@ type applyEnv struct {
 	*kctlEnv
 	ctl   *controller.Controller
 	admin *client.Client
+	// seeded is the index of the last write setStatus made through raft,
+	// which has no audit entry.
+	seeded uint64
 }
 
 func newApplyEnv(t *testing.T) *applyEnv {
@@ -100,14 +104,18 @@ func (a *applyEnv) putNode(id, addr string, ready bool) {
 
 // index is the controller's last applied raft index, read once the audit
 // entry of the last apply is committed (the server answers before it
-// audits).
+// audits). A write setStatus made through raft has no audit entry to wait
+// for.
 func (a *applyEnv) index() uint64 {
 	a.t.Helper()
 	st := a.ctl.Node().State()
+	lastWrite := func() uint64 {
+		return max(st.KindIndex(api.KindKubernetesCluster), st.KindIndex(api.KindClusterUpdate))
+	}
 	deadline := time.Now().Add(20 * time.Second)
 	tick := time.NewTicker(5 * time.Millisecond)
 	defer tick.Stop()
-	for st.KindIndex(apiv1.KindAudit) < max(st.KindIndex(api.KindKubernetesCluster), st.KindIndex(api.KindClusterUpdate)) {
+	for w := lastWrite(); st.KindIndex(apiv1.KindAudit) < w && w != a.seeded; w = lastWrite() {
 		if time.Now().After(deadline) {
 			a.t.Fatal("the last apply's audit entry never committed")
 		}
@@ -130,17 +138,62 @@ func (a *applyEnv) cluster(name string) (*api.KubernetesCluster, bool) {
 	return &kc, true
 }
 
-// setStatus writes a cluster's status the way the orchestrator will.
+// setStatus writes a cluster's status the way the orchestrator does:
+// through raft inside the controller, not through the API (so without an
+// audit entry; index knows).
 func (a *applyEnv) setStatus(name string, st api.ClusterStatus) {
 	a.t.Helper()
+	a.index() // the audit entry of the apply before lands first
 	kc, ok := a.cluster(name)
 	if !ok {
 		a.t.Fatalf("cluster %s not stored", name)
 	}
 	kc.Status = st
-	if _, err := a.admin.Put(a.t.Context(), api.KindKubernetesCluster, name, kc, nil); err != nil {
-		a.t.Fatal(err)
+	a.seeded = storeThroughRaft(a.t, a.ctl, api.KindKubernetesCluster, name, kc)
+}
+
+// storeThroughRaft commits a put of v as (kind, name) to the controller's
+// raft log directly, as the orchestrator writes status: the tests' stand-in
+// for the orchestrator, and for objects no API route writes as they are
+// (clusters and updates change over HTTP only through plan and apply).
+// It returns the index the put was applied at.
+func storeThroughRaft(t testing.TB, ctl *controller.Controller, kind, name string, v any) uint64 {
+	t.Helper()
+	data, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
 	}
+	return commitThroughRaft(t, ctl, store.Put{Kind: kind, Name: name, Data: data})
+}
+
+// commitThroughRaft commits one store command (a Put or a Delete) to the
+// one-replica controller's raft log directly, as the orchestrator does,
+// once the replica leads, and returns the index it was applied at.
+func commitThroughRaft(t testing.TB, ctl *controller.Controller, p interface {
+	Command() (store.Command, error)
+}) uint64 {
+	t.Helper()
+	cmd, err := p.Command()
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	for !ctl.Node().IsLeader() {
+		if time.Now().After(deadline) {
+			t.Fatal("the controller never became leader")
+		}
+		<-tick.C
+	}
+	res, err := ctl.Node().Apply(context.Background(), cmd)
+	if err == nil {
+		err = res.Err
+	}
+	if err != nil {
+		t.Fatalf("commit %s through raft: %v", cmd.Type, err)
+	}
+	return res.Index
 }
 
 // runIn runs kctl with in as standard input.

@@ -22,7 +22,7 @@ func TestEtcdCommandsAgainstController(t *testing.T) {
 	e := newKctlEnv(t)
 	pkiDir := filepath.Join(e.dir, "pki")
 	e.must("controller", "init", "--name", "lab", "--controller", "127.0.0.1:7443", "--out", pkiDir)
-	startController(t, e, filepath.Join(pkiDir, "controller-0"))
+	ctl := startController(t, e, filepath.Join(pkiDir, "controller-0"))
 	x, err := e.load().Current()
 	if err != nil {
 		t.Fatal(err)
@@ -32,16 +32,15 @@ func TestEtcdCommandsAgainstController(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	// Stored directly: the plan would block on the node agent that never
-	// registers here.
+	// Stored through raft directly: the plan would block on the node agent
+	// that never registers here.
 	lab := api.KubernetesCluster{APIVersion: api.APIVersion, Kind: api.KindKubernetesCluster, Metadata: api.ObjectMeta{Name: "lab"},
 		Spec: api.ClusterSpec{
 			ClusterCIDR: "10.244.0.0/16", ServiceCIDR: "10.96.0.0/12", APIServerEndpoint: "127.0.0.21:6444", ScheduleOnControlPlane: true,
 			ControlPlaneNodes: []api.ClusterNode{{NodeID: "cp1", AdvertiseAddress: "127.0.0.21"}},
 		}}
-	if _, err := c.Put(t.Context(), api.KindKubernetesCluster, "lab", lab, nil); err != nil {
-		t.Fatal(err)
-	}
+	lab.Default()
+	storeThroughRaft(t, ctl, api.KindKubernetesCluster, "lab", lab)
 
 	if out, _, err := e.run("kubernetes", "etcd", "snapshot", "lab"); err == nil || !strings.Contains(err.Error(), "take etcd snapshot of lab") {
 		t.Fatalf("snapshot with no etcd answering = %v\n%s", err, out)

@@ -16,10 +16,7 @@ func TestReadCommandsOutput(t *testing.T) {
 	a := newApplyEnv(t)
 	a.must("kubernetes", "apply", "-f", a.write("lab.yaml", labManifest(t)), "--yes")
 	a.setStatus("lab", api.ClusterStatus{Phase: api.PhaseReady, Nodes: []api.NodeStatus{{NodeID: "node-105", Role: api.RoleControlPlane, Ready: true}}})
-	u := api.ClusterUpdate{Kind: api.KindClusterUpdate, Metadata: api.ObjectMeta{Name: "u1"}, Spec: api.UpdateSpec{Version: "0.5.0", AllNodes: true}}
-	if _, err := a.admin.Put(t.Context(), api.KindClusterUpdate, "u1", u, nil); err != nil {
-		t.Fatal(err)
-	}
+	a.must("apply", "-f", a.write("u1.yaml", "kind: ClusterUpdate\nmetadata:\n  name: u1\nspec:\n  version: 0.5.0\n  allNodes: true\n"), "--yes")
 	reads := []struct {
 		args  []string
 		check func(t *testing.T, v any)

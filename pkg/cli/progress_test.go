@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"kcore.dev/kcore/pkg/api"
+	"kcore.dev/kcore/pkg/store"
 )
 
 // waitFor polls until the cluster is stored with phase.
@@ -152,9 +153,7 @@ func TestDeleteWaitsUntilGone(t *testing.T) {
 		t.Fatalf("delete options not recorded: %+v", kc.Status.Conditions)
 	}
 	// Stand in for the orchestrator: the object goes last.
-	if _, err := a.admin.Delete(t.Context(), api.KindKubernetesCluster, "edge", nil); err != nil {
-		t.Fatal(err)
-	}
+	commitThroughRaft(t, a.ctl, store.Delete{Kind: api.KindKubernetesCluster, Name: "edge"})
 	r := <-done
 	if r.err != nil || !strings.Contains(r.out, "THEIR DATA IS LOST") || !strings.Contains(r.out, `cluster "edge": deleted`) {
 		t.Fatalf("delete --wait = %v\n%s", r.err, r.out)

@@ -30,14 +30,14 @@ func TestFollowsLeaderOn503(t *testing.T) {
 	// The leader is not in the configured list: the client learns it from the hint.
 	c := p.client(t, "https://"+addrOf(follower))
 	ctx := context.Background()
-	idx, err := c.Put(ctx, "KubernetesCluster", "lab", map[string]string{"a": "b"}, nil)
+	idx, err := c.Put(ctx, "Probe", "lab", map[string]string{"a": "b"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if idx != 7 {
 		t.Fatalf("index = %d, want 7", idx)
 	}
-	if _, err := c.Put(ctx, "KubernetesCluster", "lab", map[string]string{"a": "c"}, nil); err != nil {
+	if _, err := c.Put(ctx, "Probe", "lab", map[string]string{"a": "c"}, nil); err != nil {
 		t.Fatal(err)
 	}
 	if f, l := followerHits.Load(), leaderHits.Load(); f != 1 || l != 2 {
@@ -66,7 +66,7 @@ func TestTriesNextAddressWhenRefused(t *testing.T) {
 			return err
 		}},
 		{"write", func(c *Client) error {
-			idx, err := c.Put(context.Background(), "KubernetesCluster", "lab", []byte(`{}`), nil)
+			idx, err := c.Put(context.Background(), "Probe", "lab", []byte(`{}`), nil)
 			if err == nil && idx != 9 {
 				t.Errorf("index = %d", idx)
 			}
@@ -163,7 +163,7 @@ func TestBrokenConnectionRetriesOnlyReadsAndOnceWrites(t *testing.T) {
 	}
 
 	c = p.client(t, addrOf(breaker), addrOf(good))
-	idx, err := c.Put(context.Background(), "KubernetesCluster", "lab", []byte(`{}`), nil)
+	idx, err := c.Put(context.Background(), "Probe", "lab", []byte(`{}`), nil)
 	if err != nil || idx != 4 {
 		t.Fatalf("object write = %d, %v; want it resent and answered at 4", idx, err)
 	}

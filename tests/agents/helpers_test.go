@@ -164,7 +164,9 @@ func startController(t *testing.T) *lab {
 	return l
 }
 
-// apply commits a put through the controller's raft node, as the API does.
+// put commits a put through the controller's raft node directly, standing
+// in for plan and apply and for the orchestrator (the HTTP API writes
+// clusters only through plan and apply).
 func (l *lab) put(kind, name string, v any) {
 	l.t.Helper()
 	data, err := json.Marshal(v)

@@ -89,26 +89,34 @@ func TestStaleAndBlocked(t *testing.T) {
 		t.Fatalf("stale plan answered %v, want 409", err)
 	}
 
-	// Someone stores the same cluster in between: the create is stale.
-	other := edge("edge", "10.97.0.10")
-	if _, err := admin.Put(ctx, api.KindKubernetesCluster, "edge", other, nil); err != nil {
+	// Someone else plans and applies the same cluster in between: the
+	// first create is stale.
+	other, err := admin.Plan(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := admin.Apply(ctx, req, other.Plan.Index, other.Hash); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := admin.Apply(ctx, req, resp.Plan.Index, resp.Hash); !client.IsStalePlan(err) {
 		t.Fatalf("concurrent create = %v, want stale-plan", err)
 	}
 
-	// A status-only write to a touched cluster makes an update plan stale too.
+	// Stand in for the orchestrator (through raft): the cluster is ready.
+	e.c.WaitCaughtUp()
+	kc, _, _ := e.cluster(0, "edge")
+	kc.Status.Phase = api.PhaseReady
+	e.c.Seed(api.KindKubernetesCluster, "edge", kc)
+
+	// A status-only write to a touched cluster (the orchestrator's, made
+	// through raft) makes an update plan stale too.
 	upd := apiv1.PlanRequest{Clusters: []api.KubernetesCluster{edge("edge", "10.97.0.53")}}
 	p2, err := admin.Plan(ctx, upd)
 	if err != nil {
 		t.Fatal(err)
 	}
-	kc, _, _ := e.cluster(0, "edge")
 	kc.Status.LastHealthCheck = "2026-11-29T22:00:00Z"
-	if _, err := admin.Put(ctx, api.KindKubernetesCluster, "edge", kc, nil); err != nil {
-		t.Fatal(err)
-	}
+	e.c.Seed(api.KindKubernetesCluster, "edge", kc)
 	if _, err := admin.Apply(ctx, upd, p2.Plan.Index, p2.Hash); !client.IsStalePlan(err) {
 		t.Fatalf("status changed in between = %v, want stale-plan", err)
 	}

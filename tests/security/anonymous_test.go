@@ -14,7 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"kcore.dev/kcore/pkg/api"
 	"kcore.dev/kcore/pkg/apiv1"
 	"kcore.dev/kcore/pkg/server"
 	"kcore.dev/kcore/tests/apiserve"
@@ -131,7 +130,7 @@ func TestAnonymousFloodWritesNothing(t *testing.T) {
 	e := newEnvWith(t, 1, envOptions{tweak: floodLimits})
 	l := e.leader()
 	admin := e.client(apiv1.RoleClusterAdmin, "alice")
-	want(t, e.call(admin, l, http.MethodPut, apiv1.ObjectPath(api.KindKubernetesCluster, "c1"), clusterJSON("c1")), http.StatusOK, "")
+	want(t, e.call(admin, l, http.MethodPut, apiv1.ObjectPath(probeKind, "c1"), probeJSON("c1")), http.StatusOK, "")
 	want(t, e.call(admin, l, http.MethodPost, apiv1.PathTokens, apiv1.TokenRequest{NodeID: "n9", TTL: "1h"}), http.StatusOK, "")
 	e.findAudit(func(a apiv1.AuditEntry) bool { return a.Route == "POST /v1/tokens" })
 	before := e.audit()
@@ -201,7 +200,7 @@ func TestAnonymousSummaryAfterInterval(t *testing.T) {
 	for range 2 {
 		want(t, e.call(anon, l, http.MethodPost, apiv1.PathJoin, apiv1.JoinRequest{Token: "nope", NodeID: "n1"}), http.StatusUnauthorized, apiv1.CodeUnauthenticated)
 	}
-	want(t, e.call(anon, l, http.MethodGet, apiv1.ObjectPath(api.KindKubernetesCluster, ""), nil), http.StatusUnauthorized, apiv1.CodeUnauthenticated)
+	want(t, e.call(anon, l, http.MethodGet, apiv1.ObjectPath(probeKind, ""), nil), http.StatusUnauthorized, apiv1.CodeUnauthenticated)
 	if s := e.summaries(); len(s) != 0 {
 		t.Fatalf("summary before the interval passed: %+v", s)
 	}
@@ -245,11 +244,11 @@ func TestFollowerRefusalsAudited(t *testing.T) {
 	f := apiserve.Of(fr)
 	anon := e.anonClient(1, "")
 	for range 2 {
-		want(t, e.call(anon, f, http.MethodGet, apiv1.ObjectPath(api.KindKubernetesCluster, ""), nil), http.StatusUnauthorized, apiv1.CodeUnauthenticated)
+		want(t, e.call(anon, f, http.MethodGet, apiv1.ObjectPath(probeKind, ""), nil), http.StatusUnauthorized, apiv1.CodeUnauthenticated)
 	}
 	want(t, e.call(anon, f, http.MethodPost, apiv1.PathJoin, apiv1.JoinRequest{Token: "nope", NodeID: "n1"}), http.StatusUnauthorized, apiv1.CodeUnauthenticated)
 	viewer := e.client(apiv1.RoleViewer, "victor")
-	want(t, e.call(viewer, f, http.MethodDelete, apiv1.ObjectPath(api.KindKubernetesCluster, "c1"), nil), http.StatusForbidden, apiv1.CodeForbidden)
+	want(t, e.call(viewer, f, http.MethodDelete, apiv1.ObjectPath(probeKind, "c1"), nil), http.StatusForbidden, apiv1.CodeForbidden)
 	e.findAudit(func(a apiv1.AuditEntry) bool { return a.Subject == "victor" && a.Result == http.StatusForbidden })
 
 	e.tick(fr)
@@ -279,7 +278,7 @@ func TestAnonymousRateLimit(t *testing.T) {
 	// The term's first leader-confirmed read writes a raft barrier: do it
 	// before the index is taken.
 	admin := e.client(apiv1.RoleClusterAdmin, "alice")
-	want(t, e.call(admin, l, http.MethodGet, apiv1.ObjectPath(api.KindKubernetesCluster, ""), nil), http.StatusOK, "")
+	want(t, e.call(admin, l, http.MethodGet, apiv1.ObjectPath(probeKind, ""), nil), http.StatusOK, "")
 	last := e.raftLast()
 	anon := e.anonClient(1, "")
 	badJoin := apiv1.JoinRequest{Token: "nope", NodeID: "n1"}
@@ -291,11 +290,11 @@ func TestAnonymousRateLimit(t *testing.T) {
 	if ra := r.header.Get("Retry-After"); ra != "1" {
 		t.Fatalf("Retry-After %q, want 1", ra)
 	}
-	want(t, e.call(anon, l, http.MethodGet, apiv1.ObjectPath(api.KindKubernetesCluster, ""), nil), http.StatusTooManyRequests, apiv1.CodeRateLimited)
+	want(t, e.call(anon, l, http.MethodGet, apiv1.ObjectPath(probeKind, ""), nil), http.StatusTooManyRequests, apiv1.CodeRateLimited)
 
 	other := e.anonClient(1, "127.0.0.2")
 	want(t, e.call(other, l, http.MethodPost, apiv1.PathJoin, badJoin), http.StatusUnauthorized, apiv1.CodeUnauthenticated)
-	want(t, e.call(admin, l, http.MethodGet, apiv1.ObjectPath(api.KindKubernetesCluster, ""), nil), http.StatusOK, "")
+	want(t, e.call(admin, l, http.MethodGet, apiv1.ObjectPath(probeKind, ""), nil), http.StatusOK, "")
 
 	e.clock.Advance(time.Second)
 	want(t, e.call(anon, l, http.MethodPost, apiv1.PathJoin, badJoin), http.StatusUnauthorized, apiv1.CodeUnauthenticated)

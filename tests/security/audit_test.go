@@ -16,10 +16,10 @@ func TestAuditLog(t *testing.T) {
 	admin := e.client(apiv1.RoleClusterAdmin, "alice")
 	viewer := e.client(apiv1.RoleViewer, "victor")
 	node := e.client(apiv1.RoleNode, "n1")
-	want(t, e.call(admin, l, http.MethodPut, apiv1.ObjectPath(api.KindKubernetesCluster, "c1"), clusterJSON("c1")), http.StatusOK, "")
-	want(t, e.call(viewer, l, http.MethodDelete, apiv1.ObjectPath(api.KindKubernetesCluster, "c1"), nil), http.StatusForbidden, apiv1.CodeForbidden)
+	want(t, e.call(admin, l, http.MethodPut, apiv1.ObjectPath(probeKind, "c1"), probeJSON("c1")), http.StatusOK, "")
+	want(t, e.call(viewer, l, http.MethodDelete, apiv1.ObjectPath(probeKind, "c1"), nil), http.StatusForbidden, apiv1.CodeForbidden)
 	want(t, e.call(node, l, http.MethodPost, apiv1.NodePath("n1", "heartbeat"), struct{}{}), http.StatusOK, "")
-	want(t, e.call(viewer, l, http.MethodGet, apiv1.ObjectPath(api.KindKubernetesCluster, "c1"), nil), http.StatusOK, "")
+	want(t, e.call(viewer, l, http.MethodGet, apiv1.ObjectPath(probeKind, "c1"), nil), http.StatusOK, "")
 	want(t, e.call(node, l, http.MethodPut, apiv1.NodePath("n1", "facts"), api.NodeFacts{Hostname: "n1"}), http.StatusOK, "")
 	// Unchanged facts are not written or audited again.
 	want(t, e.call(node, l, http.MethodPut, apiv1.NodePath("n1", "facts"), api.NodeFacts{Hostname: "n1"}), http.StatusOK, "")
@@ -41,11 +41,11 @@ func TestAuditLog(t *testing.T) {
 		got[key{a.Subject, a.Role, a.Method, a.Object, a.Result}]++
 	}
 	wantEntries := map[key]int{
-		{"alice", apiv1.RoleClusterAdmin, http.MethodPut, "KubernetesCluster/c1", 200}: 1,
-		{"victor", apiv1.RoleViewer, http.MethodDelete, "KubernetesCluster/c1", 403}:   1,
-		{"n1", apiv1.RoleNode, http.MethodPut, "Node/n1", 200}:                         1,
-		{"victor", apiv1.RoleViewer, http.MethodGet, "KubernetesCluster/c1", 200}:      0,
-		{"n1", apiv1.RoleNode, http.MethodPost, "Node/n1", 200}:                        0,
+		{"alice", apiv1.RoleClusterAdmin, http.MethodPut, "Probe/c1", 200}: 1,
+		{"victor", apiv1.RoleViewer, http.MethodDelete, "Probe/c1", 403}:   1,
+		{"n1", apiv1.RoleNode, http.MethodPut, "Node/n1", 200}:             1,
+		{"victor", apiv1.RoleViewer, http.MethodGet, "Probe/c1", 200}:      0,
+		{"n1", apiv1.RoleNode, http.MethodPost, "Node/n1", 200}:            0,
 	}
 	for k, n := range wantEntries {
 		if got[k] != n {
@@ -54,7 +54,7 @@ func TestAuditLog(t *testing.T) {
 	}
 
 	// Filters: object and since.
-	q := url.Values{apiv1.ParamObject: {"KubernetesCluster/c1"}}
+	q := url.Values{apiv1.ParamObject: {"Probe/c1"}}
 	r := e.call(viewer, l, http.MethodGet, apiv1.PathAudit+"?"+q.Encode(), nil)
 	want(t, r, http.StatusOK, "")
 	var filtered []apiv1.AuditEntry

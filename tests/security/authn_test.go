@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"kcore.dev/kcore/pkg/api"
 	"kcore.dev/kcore/pkg/apiv1"
 	"kcore.dev/kcore/pkg/pki"
 )
@@ -37,7 +36,7 @@ func TestAuthentication(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r, err := do(tt.client, http.MethodPut, "https://"+leader.Addr+apiv1.ObjectPath(api.KindKubernetesCluster, "c1"), clusterJSON("c1"))
+			r, err := do(tt.client, http.MethodPut, "https://"+leader.Addr+apiv1.ObjectPath(probeKind, "c1"), probeJSON("c1"))
 			if tt.status == -1 {
 				if err == nil && r.status != http.StatusUnauthorized {
 					t.Fatalf("status %d, want 401 or a refused handshake", r.status)
@@ -57,7 +56,7 @@ func TestAuthentication(t *testing.T) {
 		})
 	}
 	// Unauthenticated requests changed nothing; only alice's write exists.
-	o, ok := e.c.WaitLeader().Node().State().Get(api.KindKubernetesCluster, "c1")
+	o, ok := e.c.WaitLeader().Node().State().Get(probeKind, "c1")
 	if !ok || o.CreateIndex != o.ModifyIndex {
 		t.Fatalf("c1 = %+v, %v; want exactly one write", o, ok)
 	}

@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"kcore.dev/kcore/pkg/api"
 	"kcore.dev/kcore/pkg/apiv1"
 	"kcore.dev/kcore/pkg/controller"
 	"kcore.dev/kcore/pkg/pki"
@@ -114,9 +113,9 @@ func (e *env) targets() []string {
 func (e *env) writeThrough(r *harness.Replica, name string) {
 	e.t.Helper()
 	admin := e.client(apiv1.RoleClusterAdmin, "alice")
-	url := "https://" + apiserve.Of(r).Addr + apiv1.ObjectPath(api.KindKubernetesCluster, name)
+	url := "https://" + apiserve.Of(r).Addr + apiv1.ObjectPath(probeKind, name)
 	e.c.Eventually(harness.DefaultTimeout, func() error {
-		resp, err := do(admin, http.MethodPut, url, clusterJSON(name))
+		resp, err := do(admin, http.MethodPut, url, probeJSON(name))
 		if err != nil {
 			return err
 		}
@@ -229,9 +228,9 @@ func TestSlowAnonymousBodyCutOff(t *testing.T) {
 	addr := e.leader().Addr
 	anon := rawRequest(t, e, addr, nil, http.MethodPost, apiv1.PathJoin, 1000, `{"token":"`)
 	kp := e.issue(apiv1.RoleClusterAdmin, "alice")
-	body := clusterJSON("slow")
+	body := probeJSON("slow")
 	authed := rawRequest(t, e, addr, []tls.Certificate{kp}, http.MethodPut,
-		apiv1.ObjectPath(api.KindKubernetesCluster, "slow"), len(body), body[:10])
+		apiv1.ObjectPath(probeKind, "slow"), len(body), body[:10])
 
 	// The anonymous body never completes: the server must stop waiting for
 	// it well before this test's own deadline.

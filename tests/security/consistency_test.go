@@ -6,7 +6,6 @@ import (
 	"strconv"
 	"testing"
 
-	"kcore.dev/kcore/pkg/api"
 	"kcore.dev/kcore/pkg/apiv1"
 
 	"kcore.dev/kcore/tests/apiserve"
@@ -16,32 +15,32 @@ func TestFollowerForwardsToLeader(t *testing.T) {
 	e := newEnv(t, 3)
 	admin := e.client(apiv1.RoleClusterAdmin, "alice")
 	f := e.follower()
-	r := e.call(admin, f, http.MethodPut, apiv1.ObjectPath(api.KindKubernetesCluster, "c1"), clusterJSON("c1"))
+	r := e.call(admin, f, http.MethodPut, apiv1.ObjectPath(probeKind, "c1"), probeJSON("c1"))
 	want(t, r, http.StatusOK, "")
 	var w apiv1.WriteResponse
 	r.decode(t, &w)
-	o, ok := e.c.WaitLeader().Node().State().Get(api.KindKubernetesCluster, "c1")
+	o, ok := e.c.WaitLeader().Node().State().Get(probeKind, "c1")
 	if !ok || o.ModifyIndex != w.Index {
 		t.Fatalf("leader has c1 = %+v, %v; want it at index %d", o, ok, w.Index)
 	}
 	// The audit entry names the original caller, not the forwarding replica.
 	a := e.findAudit(func(a apiv1.AuditEntry) bool {
-		return a.Object == api.KindKubernetesCluster+"/c1" && a.Method == http.MethodPut
+		return a.Object == probeKind+"/c1" && a.Method == http.MethodPut
 	})
 	if a.Subject != "alice" || a.Role != apiv1.RoleClusterAdmin || a.Result != http.StatusOK {
 		t.Fatalf("audit entry %+v: want alice, cluster-admin, 200", a)
 	}
 	// A forwarded refusal is still a refusal.
 	viewer := e.client(apiv1.RoleViewer, "victor")
-	want(t, e.call(viewer, f, http.MethodPut, apiv1.ObjectPath(api.KindKubernetesCluster, "c2"), clusterJSON("c2")), http.StatusForbidden, apiv1.CodeForbidden)
+	want(t, e.call(viewer, f, http.MethodPut, apiv1.ObjectPath(probeKind, "c2"), probeJSON("c2")), http.StatusForbidden, apiv1.CodeForbidden)
 	// A default read on a follower is leader-confirmed and sees the write.
-	r = e.call(viewer, f, http.MethodGet, apiv1.ObjectPath(api.KindKubernetesCluster, "c1"), nil)
+	r = e.call(viewer, f, http.MethodGet, apiv1.ObjectPath(probeKind, "c1"), nil)
 	want(t, r, http.StatusOK, "")
 	if r.header.Get(apiv1.HeaderIndex) != strconv.FormatUint(w.Index, 10) {
 		t.Fatalf("index header %q, want %d", r.header.Get(apiv1.HeaderIndex), w.Index)
 	}
 	// A forged forwarding header from a non-controller is ignored.
-	req, _ := http.NewRequest(http.MethodPut, "https://"+e.leader().Addr+apiv1.ObjectPath(api.KindKubernetesCluster, "c3"), nil)
+	req, _ := http.NewRequest(http.MethodPut, "https://"+e.leader().Addr+apiv1.ObjectPath(probeKind, "c3"), nil)
 	req.Header.Set(apiv1.HeaderForwarded, "r1")
 	req.Header.Set("X-Kcore-Forwarded-Role", apiv1.RoleClusterAdmin)
 	resp, err := viewer.Do(req)
@@ -58,7 +57,7 @@ func TestStaleReadIsLocal(t *testing.T) {
 	e := newEnv(t, 3)
 	admin := e.client(apiv1.RoleClusterAdmin, "alice")
 	viewer := e.client(apiv1.RoleViewer, "victor")
-	want(t, e.call(admin, e.leader(), http.MethodPut, apiv1.ObjectPath(api.KindKubernetesCluster, "c1"), clusterJSON("c1")), http.StatusOK, "")
+	want(t, e.call(admin, e.leader(), http.MethodPut, apiv1.ObjectPath(probeKind, "c1"), probeJSON("c1")), http.StatusOK, "")
 	e.c.WaitCaughtUp()
 	// Stop every replica but one follower: no quorum, no leader.
 	survivor := e.c.Running()[0]
@@ -71,7 +70,7 @@ func TestStaleReadIsLocal(t *testing.T) {
 		}
 	}
 	a := apiserve.Of(survivor)
-	path := apiv1.ObjectPath(api.KindKubernetesCluster, "c1")
+	path := apiv1.ObjectPath(probeKind, "c1")
 	r := e.call(viewer, a, http.MethodGet, path+"?stale=true", nil)
 	want(t, r, http.StatusOK, "")
 	var o apiv1.Object
@@ -86,5 +85,5 @@ func TestStaleReadIsLocal(t *testing.T) {
 		}
 		return nil
 	})
-	want(t, e.call(admin, a, http.MethodPut, path, clusterJSON("c1")), http.StatusServiceUnavailable, apiv1.CodeNoLeader)
+	want(t, e.call(admin, a, http.MethodPut, path, probeJSON("c1")), http.StatusServiceUnavailable, apiv1.CodeNoLeader)
 }

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"kcore.dev/kcore/pkg/api"
 	"kcore.dev/kcore/pkg/apiv1"
 	"kcore.dev/kcore/pkg/controller"
 	"kcore.dev/kcore/pkg/pki"
@@ -328,6 +329,36 @@ func (e *env) findAudit(pred func(apiv1.AuditEntry) bool) apiv1.AuditEntry {
 		return fmt.Errorf("no matching audit entry")
 	})
 	return found
+}
+
+// probeKind is a kind without a model of its own: cluster-admin writes it
+// through /v1/objects as any JSON value, so tests use it for an ordinary,
+// audited object write (clusters and updates change only through plan and
+// apply).
+const probeKind = "Probe"
+
+// probeJSON is a probeKind object.
+func probeJSON(name string) string {
+	return `{"name":"` + name + `"}`
+}
+
+// seedCluster stores clusterJSON(name), defaulted, through raft, standing
+// in for a plan and apply of it (which would check for nodes these tests do
+// not register), and returns the index it was applied at.
+func (e *env) seedCluster(name string) uint64 {
+	e.t.Helper()
+	return e.seedClusterJSON(name, clusterJSON(name))
+}
+
+// seedClusterJSON is seedCluster of a manifest given as JSON.
+func (e *env) seedClusterJSON(name, manifest string) uint64 {
+	e.t.Helper()
+	var kc api.KubernetesCluster
+	if err := json.Unmarshal([]byte(manifest), &kc); err != nil {
+		e.t.Fatal(err)
+	}
+	kc.Default()
+	return e.c.Seed(api.KindKubernetesCluster, name, kc)
 }
 
 // clusterJSON is a valid KubernetesCluster manifest as JSON.

@@ -96,8 +96,8 @@ func TestIssueCertificate(t *testing.T) {
 	var cr apiv1.CertResponse
 	r.decode(t, &cr)
 	bob := e.clientFor(pki.KeyPair{CertPEM: []byte(cr.Cert), KeyPEM: []byte(cr.Key)})
-	want(t, e.call(bob, l, http.MethodGet, apiv1.ObjectPath(api.KindKubernetesCluster, ""), nil), http.StatusOK, "")
-	want(t, e.call(bob, l, http.MethodPut, apiv1.ObjectPath(api.KindKubernetesCluster, "c1"), clusterJSON("c1")), http.StatusForbidden, apiv1.CodeForbidden)
+	want(t, e.call(bob, l, http.MethodGet, apiv1.ObjectPath(probeKind, ""), nil), http.StatusOK, "")
+	want(t, e.call(bob, l, http.MethodPut, apiv1.ObjectPath(probeKind, "c1"), probeJSON("c1")), http.StatusForbidden, apiv1.CodeForbidden)
 	want(t, e.call(admin, l, http.MethodPost, apiv1.PathCerts, apiv1.CertRequest{Role: apiv1.RoleNode, Name: "n9"}), http.StatusBadRequest, apiv1.CodeBadRequest)
 	want(t, e.call(admin, l, http.MethodPost, apiv1.PathCerts, apiv1.CertRequest{Role: apiv1.RoleController, Name: "evil"}), http.StatusBadRequest, apiv1.CodeBadRequest)
 }

@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"testing"
 
-	"kcore.dev/kcore/pkg/api"
 	"kcore.dev/kcore/pkg/apiv1"
 	"kcore.dev/kcore/pkg/version"
 )
@@ -60,13 +59,13 @@ func TestSnapshotRoutes(t *testing.T) {
 	e := newEnv(t, 1)
 	l := e.leader()
 	admin := e.client(apiv1.RoleClusterAdmin, "alice")
-	want(t, e.call(admin, l, http.MethodPut, apiv1.ObjectPath(api.KindKubernetesCluster, "c1"), clusterJSON("c1")), http.StatusOK, "")
+	want(t, e.call(admin, l, http.MethodPut, apiv1.ObjectPath(probeKind, "c1"), probeJSON("c1")), http.StatusOK, "")
 	r := e.call(admin, l, http.MethodGet, apiv1.PathSnapshot, nil)
 	want(t, r, http.StatusOK, "")
 	snap := r.body
-	want(t, e.call(admin, l, http.MethodDelete, apiv1.ObjectPath(api.KindKubernetesCluster, "c1"), nil), http.StatusOK, "")
+	want(t, e.call(admin, l, http.MethodDelete, apiv1.ObjectPath(probeKind, "c1"), nil), http.StatusOK, "")
 	want(t, e.call(admin, l, http.MethodPut, apiv1.PathSnapshot, snap), http.StatusOK, "")
-	if _, ok := e.c.WaitLeader().Node().State().Get(api.KindKubernetesCluster, "c1"); !ok {
+	if _, ok := e.c.WaitLeader().Node().State().Get(probeKind, "c1"); !ok {
 		t.Fatal("restore did not bring c1 back")
 	}
 	newer := bytes.Replace(snap, []byte(fmt.Sprintf(`"schema":%d`, version.Schema)), []byte(`"schema":99`), 1)

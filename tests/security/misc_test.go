@@ -193,10 +193,8 @@ func TestReportsOnlyForOwnClusters(t *testing.T) {
 	e := newEnv(t, 3)
 	admin := e.client(apiv1.RoleClusterAdmin, "alice")
 	cp1 := e.client(apiv1.RoleNode, "cp1")
-	l := e.leader()
-	want(t, e.call(admin, l, http.MethodPut, apiv1.ObjectPath(api.KindKubernetesCluster, "c1"), clusterJSON("c1")), http.StatusOK, "")
-	other := strings.ReplaceAll(clusterJSON("c3"), `"cp1"`, `"cp9"`)
-	want(t, e.call(admin, l, http.MethodPut, apiv1.ObjectPath(api.KindKubernetesCluster, "c3"), other), http.StatusOK, "")
+	e.seedCluster("c1")
+	e.seedClusterJSON("c3", strings.ReplaceAll(clusterJSON("c3"), `"cp1"`, `"cp9"`))
 	e.c.WaitCaughtUp()
 	path := apiv1.NodePath("cp1", "report")
 
@@ -251,12 +249,11 @@ func TestReportsOnlyForOwnClusters(t *testing.T) {
 // still works.
 func TestReportsPerNodeBounded(t *testing.T) {
 	e := newEnv(t, 1)
-	admin := e.client(apiv1.RoleClusterAdmin, "alice")
 	cp1 := e.client(apiv1.RoleNode, "cp1")
 	l := e.leader()
 	for i := range server.MaxReportsPerNode + 1 {
 		name := fmt.Sprintf("c%d", i)
-		want(t, e.call(admin, l, http.MethodPut, apiv1.ObjectPath(api.KindKubernetesCluster, name), clusterJSON(name)), http.StatusOK, "")
+		e.seedCluster(name)
 	}
 	path := apiv1.NodePath("cp1", "report")
 	for i := range server.MaxReportsPerNode {

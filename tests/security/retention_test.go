@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"kcore.dev/kcore/pkg/api"
 	"kcore.dev/kcore/pkg/apiv1"
 	"kcore.dev/kcore/pkg/server"
 	"kcore.dev/kcore/pkg/store"
@@ -27,7 +26,7 @@ func TestAuditRetention(t *testing.T) {
 	admin := e.client(apiv1.RoleClusterAdmin, "alice")
 	put := func(name string) {
 		t.Helper()
-		want(t, e.call(admin, l, http.MethodPut, apiv1.ObjectPath(api.KindKubernetesCluster, name), clusterJSON(name)), http.StatusOK, "")
+		want(t, e.call(admin, l, http.MethodPut, apiv1.ObjectPath(probeKind, name), probeJSON(name)), http.StatusOK, "")
 	}
 	objects := func() []string {
 		t.Helper()
@@ -44,7 +43,7 @@ func TestAuditRetention(t *testing.T) {
 		t.Fatalf("at the bound: audit objects %v, want all %d", got, maxEntries)
 	}
 	put("c4")
-	if got := objects(); len(got) != maxEntries || got[0] != "KubernetesCluster/c2" {
+	if got := objects(); len(got) != maxEntries || got[0] != "Probe/c2" {
 		t.Fatalf("past the bound: audit objects %v, want c2..c4", got)
 	}
 
@@ -56,7 +55,7 @@ func TestAuditRetention(t *testing.T) {
 	}
 	e.clock.Advance(time.Second)
 	put("c6")
-	if got := objects(); len(got) != 2 || got[0] != "KubernetesCluster/c5" {
+	if got := objects(); len(got) != 2 || got[0] != "Probe/c5" {
 		t.Fatalf("past the age bound: audit objects %v, want c5, c6", got)
 	}
 	e.c.WaitCaughtUp()
