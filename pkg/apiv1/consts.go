@@ -58,17 +58,14 @@ const (
 	// request id was already applied: the answer is the first one's and
 	// nothing was applied again.
 	HeaderRequestReplayed = "X-Kcore-Request-Replayed"
-	// HeaderIntent names what a ClusterUpdate write means to its caller
-	// (one of UpdateIntents: approve, pause, …), recorded as the audit
-	// entry's action; the write itself is an ordinary object write.
-	HeaderIntent = "X-Kcore-Intent"
 	// ParamIndex is the blocking-query index: return once the result changes past it.
 	ParamIndex = "index"
 	// ParamWait is the blocking-query wait, a Go duration (e.g. 30s), capped at MaxWait.
 	ParamWait = "wait"
 	// ParamStale lets any replica answer a read from local state ("true").
 	ParamStale = "stale"
-	// ParamCAS makes a PUT or DELETE conditional on the object's ModifyIndex (0: must not exist).
+	// ParamCAS makes a PUT or DELETE, or an update action, conditional on
+	// the object's ModifyIndex (0 on a PUT: must not exist).
 	ParamCAS = "cas"
 	// ParamSince filters audit entries at or after an RFC 3339 time.
 	ParamSince = "since"
@@ -126,6 +123,9 @@ const (
 	PathAudit    = "/v1/audit"
 	// PathRevocations is POST: revoke a certificate by serial.
 	PathRevocations = "/v1/revocations"
+	// PathUpdates is the prefix of the ClusterUpdate action routes, POST
+	// /v1/updates/{name}/{action} (see UpdateActions and UpdateActionPath).
+	PathUpdates = "/v1/updates/"
 	// PathAuditSummaries is where a follower hands the leader its summary
 	// of anonymous failures (role controller only).
 	PathAuditSummaries = "/v1/audit/summaries"
@@ -148,4 +148,10 @@ func NodePath(id, what string) string {
 // NodeStateName is the store name of a NodeState or NodeReport: "<cluster>/<node>".
 func NodeStateName(cluster, node string) string {
 	return cluster + "/" + node
+}
+
+// UpdateActionPath returns /v1/updates/{name}/{action}, the route that
+// moves a stored ClusterUpdate through one of UpdateActions.
+func UpdateActionPath(name, action string) string {
+	return PathUpdates + name + "/" + action
 }

@@ -30,6 +30,11 @@ const (
 	// CodeNoLeader: no leader is known or it could not be reached (503);
 	// Details["leader"] holds the leader's HTTP address when known.
 	CodeNoLeader = "no-leader"
+	// CodePlanRequired: the object is a KubernetesCluster or a
+	// ClusterUpdate, which change only through plan and apply (POST
+	// /v1/apply) and the update routes, never through a raw PUT or DELETE
+	// of /v1/objects, whatever the caller's role (405).
+	CodePlanRequired = "plan-required"
 	// CodeInternal: anything else (500).
 	CodeInternal = "internal"
 )
@@ -71,6 +76,8 @@ func StatusFor(code string) int {
 		return http.StatusTooManyRequests
 	case CodeNoLeader:
 		return http.StatusServiceUnavailable
+	case CodePlanRequired:
+		return http.StatusMethodNotAllowed
 	}
 	return http.StatusInternalServerError
 }

@@ -193,8 +193,9 @@ type AuditEntry struct {
 	// Route is the routing-table pattern, e.g. "PUT /v1/objects/{kind}/{name...}".
 	Route string `json:"route"`
 	// Action names what the call did: the route's action ("apply", "join",
-	// "put", …) or, for a ClusterUpdate write, the intent its caller
-	// declared ("approve", "pause", …). Empty in entries written before
+	// "put", "approve update", …). Entries written before the update
+	// action routes existed may hold the bare intent a ClusterUpdate write
+	// declared ("approve", "pause", …); empty in entries written before
 	// actions were recorded.
 	Action string `json:"action,omitempty"`
 	// Object is "kind/name" when the call names one.
@@ -276,6 +277,33 @@ type KubeconfigResponse struct {
 	Expires string `json:"expires"`
 }
 
-// UpdateIntents are the intents a ClusterUpdate write may declare in
-// HeaderIntent: the kctl update commands that write one.
-func UpdateIntents() []string { return []string{"approve", "pause", "resume", "rollback"} }
+// Update actions: the steps of POST /v1/updates/{name}/{action}, each a
+// transition of the rollout state machine (pkg/rollout) the controller
+// makes on the stored ClusterUpdate.
+const (
+	// UpdateApprove sets spec.approve and moves a pending update to approved.
+	UpdateApprove = "approve"
+	// UpdatePause records a pause: no new step starts.
+	UpdatePause = "pause"
+	// UpdateResume continues a paused update.
+	UpdateResume = "resume"
+	// UpdateRollback asks the roller to revert the steps that ran.
+	UpdateRollback = "rollback"
+)
+
+// UpdateActions are the actions of POST /v1/updates/{name}/{action}: the
+// kctl update commands that change a stored ClusterUpdate.
+func UpdateActions() []string {
+	return []string{UpdateApprove, UpdatePause, UpdateResume, UpdateRollback}
+}
+
+// UpdateActionResponse answers POST /v1/updates/{name}/{action}.
+type UpdateActionResponse struct {
+	// Index is the raft index the change was applied at.
+	Index uint64 `json:"index"`
+	// From is the update's phase before the action ("" when the answer
+	// replays an earlier call with the same request id).
+	From string `json:"from,omitempty"`
+	// Phase is the update's phase after the action.
+	Phase string `json:"phase"`
+}

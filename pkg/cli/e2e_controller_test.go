@@ -88,8 +88,11 @@ func TestControllerEndToEnd(t *testing.T) {
 	}
 	defer viewer.Close()
 	ctx := t.Context()
-	if _, err := viewer.Put(ctx, "KubernetesCluster", "lab", []byte(`{}`), nil); !errors.Is(err, client.ErrForbidden) {
+	if _, err := viewer.Put(ctx, "Probe", "lab", []byte(`{}`), nil); !errors.Is(err, client.ErrForbidden) {
 		t.Fatalf("viewer PUT = %v, want ErrForbidden", err)
+	}
+	if _, err := viewer.Put(ctx, "KubernetesCluster", "lab", []byte(`{}`), nil); !errors.Is(err, client.ErrPlanRequired) {
+		t.Fatalf("viewer PUT of a cluster = %v, want ErrPlanRequired", err)
 	}
 	if out := e.must("--context", "alice@lab", "controller", "members"); !strings.Contains(out, ctl.HTTPAddr()) {
 		t.Fatalf("viewer cannot read members:\n%s", out)
@@ -98,9 +101,13 @@ func TestControllerEndToEnd(t *testing.T) {
 		t.Fatalf("viewer token create = %v, want ErrForbidden", err)
 	}
 
-	audit := e.must("audit", "--object", "KubernetesCluster/lab")
+	audit := e.must("audit", "--object", "Probe/lab")
 	if !strings.Contains(audit, "alice") || !strings.Contains(audit, "403 forbidden") {
 		t.Fatalf("audit does not show alice's refused PUT:\n%s", audit)
+	}
+	audit = e.must("audit", "--object", "KubernetesCluster/lab")
+	if !strings.Contains(audit, "alice") || !strings.Contains(audit, "405 plan-required") {
+		t.Fatalf("audit does not show alice's PUT of a cluster refused for skipping the plan:\n%s", audit)
 	}
 
 	_, _, err = e.run("controller", "remove", strings.Fields(lines[1])[0])

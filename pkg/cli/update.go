@@ -9,18 +9,15 @@ import (
 	"github.com/spf13/cobra"
 
 	"kcore.dev/kcore/pkg/api"
+	"kcore.dev/kcore/pkg/apiv1"
 	"kcore.dev/kcore/pkg/client"
-	"kcore.dev/kcore/pkg/rollout"
 )
 
-// updateAction is one kctl update subcommand that changes the stored
-// object through one of pkg/rollout's transitions.
+// updateAction is one kctl update subcommand that asks the controller to
+// move the stored update through one of pkg/rollout's transitions (POST
+// /v1/updates/NAME/ACTION, action one of apiv1.UpdateActions).
 type updateAction struct {
 	name, short, long string
-	// apply is the transition; reason is recorded in the status message.
-	apply func(st api.UpdateStatus, reason string) (api.UpdateStatus, error)
-	// approve also sets spec.approve.
-	approve bool
 }
 
 func newUpdateCmd(s Streams) *cobra.Command {
@@ -31,26 +28,24 @@ func newUpdateCmd(s Streams) *cobra.Command {
 
 approve sets spec.approve and moves a pending update to approved. pause,
 resume and rollback record the request in the update's status (phase and
-message) through the rollout state machine of pkg/rollout (docs/updates.md);
-the roller reads the status and acts on it before its next step. Each write
-is conditional on the object not having changed since it was read. An
-operator may run all of them.`,
+message): the controller makes the transition of the rollout state machine
+of pkg/rollout (docs/updates.md) and records it in the audit log under the
+action's name; the roller reads the status and acts on it before its next
+step. Each action is conditional on the update not having changed since
+kctl read it. An operator may run all of them. A stored ClusterUpdate is
+never written directly: change its spec with 'kctl apply -f'.`,
 		Args: cobra.NoArgs,
 	}
 	cmd.AddCommand(newUpdateStatusCmd(s), newUpdateListCmd(s))
 	for _, a := range []updateAction{
-		{name: "approve", short: "Approve a pending ClusterUpdate so the roller may start it",
-			long:  "Set spec.approve on a pending update and its phase to approved.",
-			apply: func(st api.UpdateStatus, _ string) (api.UpdateStatus, error) { return rollout.Approve(st) }, approve: true},
-		{name: "pause", short: "Ask the roller to pause a ClusterUpdate after its running step",
-			long:  "Record a pause (phase paused) in a pending, approved or rolling update's status; a running step finishes, no new step starts.",
-			apply: rollout.Pause},
-		{name: "resume", short: "Ask the roller to resume a paused ClusterUpdate",
-			long:  "Record a resume (phase rolling, or approved when no step ran) in a paused update's status; a failed step is tried again.",
-			apply: func(st api.UpdateStatus, _ string) (api.UpdateStatus, error) { return rollout.Resume(st) }},
-		{name: "rollback", short: "Ask the roller to roll a ClusterUpdate back",
-			long:  "Record a rollback (phase rolling-back) in a paused, rolling, failed or done update's status; the roller reverts the steps that ran, last first.",
-			apply: rollout.StartRollback},
+		{name: apiv1.UpdateApprove, short: "Approve a pending ClusterUpdate so the roller may start it",
+			long: "Set spec.approve on a pending update and its phase to approved."},
+		{name: apiv1.UpdatePause, short: "Ask the roller to pause a ClusterUpdate after its running step",
+			long: "Record a pause (phase paused) in a pending, approved or rolling update's status; a running step finishes, no new step starts."},
+		{name: apiv1.UpdateResume, short: "Ask the roller to resume a paused ClusterUpdate",
+			long: "Record a resume (phase rolling, or approved when no step ran) in a paused update's status; a failed step is tried again."},
+		{name: apiv1.UpdateRollback, short: "Ask the roller to roll a ClusterUpdate back",
+			long: "Record a rollback (phase rolling-back) in a paused, rolling, failed or done update's status; the roller reverts the steps that ran, last first."},
 	} {
 		cmd.AddCommand(newUpdateActionCmd(s, a))
 	}
@@ -113,7 +108,7 @@ func newUpdateActionCmd(s Streams, a updateAction) *cobra.Command {
 	return &cobra.Command{
 		Use:     a.name + " NAME",
 		Short:   a.short,
-		Long:    a.long + " The write is conditional on the stored object not having changed since it was read.",
+		Long:    a.long + " The controller makes the change, on the condition that the stored update did not change since kctl read it.",
 		Example: "  kctl update " + a.name + " release-0-5-0",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -126,19 +121,15 @@ func newUpdateActionCmd(s Streams, a updateAction) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			from := u.Status.Phase
-			next, err := a.apply(u.Status, "requested with kctl update "+a.name)
+			res, err := c.UpdateAction(cmdContext(cmd), u.Metadata.Name, a.name, &o)
 			if err != nil {
 				return fmt.Errorf("%s ClusterUpdate %s: %w", a.name, u.Metadata.Name, err)
 			}
-			u.Status = next
-			if a.approve {
-				u.Spec.Approve = true
+			from := res.From
+			if from == "" {
+				from = u.Status.Phase
 			}
-			if _, err := c.PutUpdate(cmdContext(cmd), u.Metadata.Name, a.name, u, &o); err != nil {
-				return fmt.Errorf("%s ClusterUpdate %s: %w", a.name, u.Metadata.Name, err)
-			}
-			_, err = fmt.Fprintf(s.Out, "ClusterUpdate %q: phase %s → %s (%s recorded for the roller)\n", u.Metadata.Name, orUnknown(from), u.Status.Phase, a.name)
+			_, err = fmt.Fprintf(s.Out, "ClusterUpdate %q: phase %s → %s (%s recorded for the roller)\n", u.Metadata.Name, orUnknown(from), orUnknown(res.Phase), a.name)
 			return err
 		},
 	}

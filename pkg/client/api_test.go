@@ -31,6 +31,7 @@ func TestErrorsMapToSentinels(t *testing.T) {
 		{apiv1.CodeQuorumLoss, ErrQuorumLoss, 409},
 		{apiv1.CodeSchemaTooNew, ErrSchemaTooNew, 409},
 		{apiv1.CodeTooLarge, ErrTooLarge, 413},
+		{apiv1.CodePlanRequired, ErrPlanRequired, 405},
 		{apiv1.CodeInternal, ErrInternal, 500},
 	} {
 		t.Run(tc.code, func(t *testing.T) {
@@ -38,7 +39,7 @@ func TestErrorsMapToSentinels(t *testing.T) {
 				writeError(w, tc.code, "refused for a reason", map[string]string{"why": "test"})
 			}))
 			c := p.client(t, addrOf(srv))
-			_, err := c.Delete(context.Background(), "KubernetesCluster", "lab", nil)
+			_, err := c.Delete(context.Background(), "Probe", "lab", nil)
 			if !errors.Is(err, tc.want) {
 				t.Fatalf("err = %v, want %v", err, tc.want)
 			}
@@ -151,13 +152,21 @@ func TestRequestsOnTheWire(t *testing.T) {
 		},
 		{
 			name: "put cas", answer: apiv1.WriteResponse{Index: 20},
-			call:   func() (any, error) { return c.Put(ctx, "KubernetesCluster", "lab", map[string]int{"x": 1}, &cas) },
-			method: "PUT", path: "/v1/objects/KubernetesCluster/lab", query: "cas=0", body: `{"x":1}`, got: "20",
+			call:   func() (any, error) { return c.Put(ctx, "Probe", "lab", map[string]int{"x": 1}, &cas) },
+			method: "PUT", path: "/v1/objects/Probe/lab", query: "cas=0", body: `{"x":1}`, got: "20",
 		},
 		{
 			name: "delete", answer: apiv1.WriteResponse{Index: 21},
-			call:   func() (any, error) { return c.Delete(ctx, "KubernetesCluster", "lab", nil) },
-			method: "DELETE", path: "/v1/objects/KubernetesCluster/lab", got: "21",
+			call:   func() (any, error) { return c.Delete(ctx, "Probe", "lab", nil) },
+			method: "DELETE", path: "/v1/objects/Probe/lab", got: "21",
+		},
+		{
+			name: "update action", answer: apiv1.UpdateActionResponse{Index: 22, From: "pending", Phase: "approved"},
+			call: func() (any, error) {
+				r, err := c.UpdateAction(ctx, "release-0-5-0", apiv1.UpdateApprove, &cas)
+				return []any{r.Index, r.From, r.Phase}, err
+			},
+			method: "POST", path: "/v1/updates/release-0-5-0/approve", query: "cas=0", got: "[22 pending approved]",
 		},
 		{
 			name: "node state", answer: apiv1.List{Index: 30, Items: []apiv1.Object{{Kind: api.KindNodeState, Name: "lab/n1", Data: state}}},

@@ -41,10 +41,8 @@ type request struct {
 	// requestID is the write's apiv1.HeaderRequestID, set by send once per
 	// logical call and sent unchanged on every retry of it.
 	requestID string
-	// intent is sent as apiv1.HeaderIntent when set.
-	intent string
 	// once says the controller applies this route at most once per request
-	// id (object writes), so the write is also sent again after a
+	// id (object writes, update actions), so the write is also sent again after a
 	// connection broke mid-request, when its outcome is unknown.
 	once bool
 }
@@ -207,9 +205,6 @@ func (c *Client) attempt(ctx context.Context, addr string, req request) (*rawRes
 	hreq.Header.Set("Accept", apiv1.ContentTypeJSON)
 	if req.requestID != "" {
 		hreq.Header.Set(apiv1.HeaderRequestID, req.requestID)
-	}
-	if req.intent != "" {
-		hreq.Header.Set(apiv1.HeaderIntent, req.intent)
 	}
 	hresp, err := c.http.Do(hreq)
 	if err != nil {

@@ -19,6 +19,7 @@ var (
 	ErrSchemaTooNew    = errors.New("snapshot schema too new")
 	ErrTooLarge        = errors.New("request too large")
 	ErrNoLeader        = errors.New("no leader")
+	ErrPlanRequired    = errors.New("change only through plan and apply")
 	ErrInternal        = errors.New("internal controller error")
 )
 
@@ -61,6 +62,7 @@ func sentinels() map[string]error {
 		apiv1.CodeSchemaTooNew:    ErrSchemaTooNew,
 		apiv1.CodeTooLarge:        ErrTooLarge,
 		apiv1.CodeNoLeader:        ErrNoLeader,
+		apiv1.CodePlanRequired:    ErrPlanRequired,
 		apiv1.CodeInternal:        ErrInternal,
 	}
 }

@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"time"
 
-	"kcore.dev/kcore/pkg/api"
 	"kcore.dev/kcore/pkg/apiv1"
 )
 
@@ -113,10 +112,22 @@ func (c *Client) Put(ctx context.Context, kind, name string, obj any, cas *uint6
 	return c.put(ctx, request{method: http.MethodPut, path: objectPath(kind, name), query: casQuery(cas), once: true}, obj)
 }
 
-// PutUpdate stores a ClusterUpdate like Put, declaring what the write means
-// (one of apiv1.UpdateIntents), which the audit log records as its action.
-func (c *Client) PutUpdate(ctx context.Context, name, intent string, obj any, cas *uint64) (uint64, error) {
-	return c.put(ctx, request{method: http.MethodPut, path: objectPath(api.KindClusterUpdate, name), query: casQuery(cas), once: true, intent: intent}, obj)
+// UpdateAction moves the stored ClusterUpdate name through action (one of
+// apiv1.UpdateActions) with POST /v1/updates/{name}/{action}: the
+// controller makes the rollout transition and records it in the audit log
+// under the action's name. With cas set the action only happens when the
+// update's ModifyIndex still equals *cas; otherwise, or when the update
+// changed while the controller made the transition, it fails with
+// ErrConflict, as it does when the update's phase does not allow the
+// action. Like Put, the call carries a request id every retry reuses, so
+// it is applied at most once.
+func (c *Client) UpdateAction(ctx context.Context, name, action string, cas *uint64) (apiv1.UpdateActionResponse, error) {
+	var out apiv1.UpdateActionResponse
+	req := request{method: http.MethodPost, path: apiv1.UpdateActionPath(url.PathEscape(name), url.PathEscape(action)), query: casQuery(cas), once: true}
+	if _, err := c.call(ctx, req, nil, &out); err != nil {
+		return apiv1.UpdateActionResponse{}, err
+	}
+	return out, nil
 }
 
 func (c *Client) put(ctx context.Context, req request, obj any) (uint64, error) {

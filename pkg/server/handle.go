@@ -26,9 +26,6 @@ type call struct {
 	object string
 	// planHash is the plan's hash for the audit entry, when there is one.
 	planHash string
-	// intent is the ClusterUpdate intent the caller declared, recorded as
-	// the audit entry's action instead of the route's.
-	intent string
 	// status is the success status; 0 means 200.
 	status int
 	// wrote is set by handlers that wrote the response themselves.
@@ -145,8 +142,14 @@ func (s *Server) serve(w *recorder, r *http.Request, rt *route) {
 	s.finish(c, v, err)
 }
 
-// authorize applies the routing table's role check and the own-node rule.
+// authorize applies the route's refusal for every role, the routing
+// table's role check and the own-node rule.
 func (s *Server) authorize(c *call) error {
+	if c.rt.refuse != nil {
+		if err := c.rt.refuse(c); err != nil {
+			return err
+		}
+	}
 	if !c.rt.allows(c.id.Role) {
 		return forbidden("role %q may not call %s", c.id.Role, c.rt.pattern)
 	}
@@ -198,6 +201,8 @@ func objectOf(r *http.Request) string {
 		return "Node/" + r.PathValue("id")
 	case strings.HasPrefix(r.URL.Path, apiv1.PathMembers) && r.PathValue("id") != "":
 		return apiv1.KindMember + "/" + r.PathValue("id")
+	case strings.HasPrefix(r.URL.Path, apiv1.PathUpdates) && r.PathValue("name") != "":
+		return api.KindClusterUpdate + "/" + r.PathValue("name")
 	case strings.HasPrefix(r.URL.Path, apiv1.PathClusters) && r.PathValue("name") != "":
 		return api.KindKubernetesCluster + "/" + r.PathValue("name")
 	}
@@ -215,13 +220,4 @@ func newID() string {
 // caller has gone (audit entries).
 func detached(ctx context.Context) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-}
-
-// action is what the audit entry says the call did: the declared intent of
-// a ClusterUpdate write, else the route's action.
-func (c *call) action() string {
-	if c.intent != "" {
-		return c.intent
-	}
-	return c.rt.action
 }

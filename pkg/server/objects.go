@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"slices"
+	"net/http"
 	"strconv"
 
 	"kcore.dev/kcore/pkg/api"
@@ -110,13 +110,29 @@ func casParam(c *call) (*uint64, error) {
 	return store.Expect(n), nil
 }
 
-// mayWrite applies the per-kind write rules: cluster-admin writes every
-// kind, operator only ClusterUpdate.
-func mayWrite(c *call, kind string) error {
-	if c.role() == apiv1.RoleClusterAdmin || (c.role() == apiv1.RoleOperator && kind == api.KindClusterUpdate) {
+// planOnly refuses a PUT or DELETE of /v1/objects of a kind that changes
+// only through plan and apply (POST /v1/apply) and the update action
+// routes, for every role: a raw write would skip the plan's checks
+// (immutable fields, quorum, volumes) and its review. It runs before the
+// role check (route.refuse), so every caller with a certificate gets the
+// same answer, naming the command to use, and the refusal is audited.
+func planOnly(c *call) error {
+	kind, name := kindOf(c), c.r.PathValue("name")
+	var use string
+	switch {
+	case kind == api.KindKubernetesCluster && c.r.Method == http.MethodDelete:
+		use = "delete it with kctl kubernetes delete " + name
+	case kind == api.KindKubernetesCluster:
+		use = "apply its manifest with kctl kubernetes apply -f FILE"
+	case kind == api.KindClusterUpdate && c.r.Method == http.MethodDelete:
+		use = "a ClusterUpdate is not deleted; stop it with kctl update pause " + name + " or kctl update rollback " + name
+	case kind == api.KindClusterUpdate:
+		use = "apply its manifest with kctl apply -f FILE, and steer it with kctl update approve|pause|resume|rollback " + name
+	default:
 		return nil
 	}
-	return forbidden("role %q may not write %s objects", c.role(), kind)
+	c.w.Header().Set("Allow", http.MethodGet)
+	return newError(apiv1.CodePlanRequired, "%s objects change only through plan and apply, never through %s %s: %s", kind, c.r.Method, apiv1.PathObjects, use)
 }
 
 // writableKind refuses kinds only the controller itself writes.
@@ -130,12 +146,6 @@ func writableKind(kind string) error {
 
 func (s *Server) putObject(c *call) (any, error) {
 	kind, name := kindOf(c), c.r.PathValue("name")
-	if err := mayWrite(c, kind); err != nil {
-		return nil, err
-	}
-	if err := readIntent(c, kind); err != nil {
-		return nil, err
-	}
 	if err := writableKind(kind); err != nil {
 		return nil, err
 	}
@@ -154,69 +164,26 @@ func (s *Server) putObject(c *call) (any, error) {
 	return apiv1.WriteResponse{Index: idx}, nil
 }
 
-// decodeObject reads a PUT body: the object model's kinds are decoded
-// strictly into their type, defaulted and validated; Secrets are sealed;
-// any other kind must be one JSON value.
+// decodeObject reads a PUT body: Secrets are sealed; any other kind must
+// be one JSON value. (KubernetesClusters and ClusterUpdates never get
+// here: see planOnly.)
 func (s *Server) decodeObject(c *call, kind, name string) (json.RawMessage, error) {
-	switch kind {
-	case api.KindKubernetesCluster:
-		var o api.KubernetesCluster
-		if err := decodeStrict(c.r.Body, &o); err != nil {
-			return nil, err
-		}
-		if err := checkMeta(kind, name, api.CanonicalKind(o.Kind), o.Metadata.Name); err != nil {
-			return nil, err
-		}
-		o.Kind = kind
-		o.Default()
-		if is := o.Validate(); is.HasErrors() {
-			return nil, badRequest("validate %s/%s: %v", kind, name, is.Errors())
-		}
-		return json.Marshal(o)
-	case api.KindClusterUpdate:
-		var o api.ClusterUpdate
-		if err := decodeStrict(c.r.Body, &o); err != nil {
-			return nil, err
-		}
-		if err := checkMeta(kind, name, api.CanonicalKind(o.Kind), o.Metadata.Name); err != nil {
-			return nil, err
-		}
-		o.Kind = kind
-		o.Default()
-		if is := o.Validate(); is.HasErrors() {
-			return nil, badRequest("validate %s/%s: %v", kind, name, is.Errors())
-		}
-		return json.Marshal(o)
-	case apiv1.KindSecret:
-		plain, err := readJSONValue(c.r.Body)
-		if err != nil {
-			return nil, err
-		}
-		sealed, err := s.keyring.Seal(kind, name, plain)
-		if err != nil {
-			return nil, err
-		}
-		return json.Marshal(sealed)
+	if kind != apiv1.KindSecret {
+		return readJSONValue(c.r.Body)
 	}
-	return readJSONValue(c.r.Body)
-}
-
-// checkMeta requires the body's kind and name to match the path.
-func checkMeta(kind, name, bodyKind, bodyName string) error {
-	if bodyKind != kind {
-		return badRequest("body kind %q does not match path kind %q", bodyKind, kind)
+	plain, err := readJSONValue(c.r.Body)
+	if err != nil {
+		return nil, err
 	}
-	if bodyName != name {
-		return badRequest("body metadata.name %q does not match path name %q", bodyName, name)
+	sealed, err := s.keyring.Seal(kind, name, plain)
+	if err != nil {
+		return nil, err
 	}
-	return nil
+	return json.Marshal(sealed)
 }
 
 func (s *Server) deleteObject(c *call) (any, error) {
 	kind, name := kindOf(c), c.r.PathValue("name")
-	if err := mayWrite(c, kind); err != nil {
-		return nil, err
-	}
 	if kind == apiv1.KindAudit || kind == apiv1.KindAuditPolicy {
 		return nil, badRequest("audit entries and their retention cannot be deleted")
 	}
@@ -241,21 +208,6 @@ func sameJSON(a, b []byte) bool {
 		return false
 	}
 	return bytes.Equal(ca.Bytes(), cb.Bytes())
-}
-
-// readIntent takes the caller's declared intent (apiv1.HeaderIntent) of a
-// ClusterUpdate write; any other kind, or an intent not in
-// apiv1.UpdateIntents, is refused.
-func readIntent(c *call, kind string) error {
-	v := c.r.Header.Get(apiv1.HeaderIntent)
-	if v == "" {
-		return nil
-	}
-	if kind != api.KindClusterUpdate || !slices.Contains(apiv1.UpdateIntents(), v) {
-		return badRequest("%s %q: only a ClusterUpdate write may declare an intent, one of %v", apiv1.HeaderIntent, v, apiv1.UpdateIntents())
-	}
-	c.intent = v
-	return nil
 }
 
 // withLiveness fills a Node's status (ready, last heartbeat) from the

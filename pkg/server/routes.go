@@ -37,6 +37,10 @@ type route struct {
 	// anonymous lets callers without a certificate in (the handler
 	// authenticates them otherwise, e.g. by join token).
 	anonymous bool
+	// refuse, when set, may refuse a call before the role check, whatever
+	// the caller's role (an authenticated caller's refusal is audited like
+	// any other on the route).
+	refuse func(*call) error
 	// ownNode limits role node to the node named by the {id} path value.
 	ownNode bool
 	// mode says which replica answers.
@@ -55,6 +59,7 @@ func (s *Server) routes(reg *prometheus.Registry) []*route {
 	metricsHandler := promhttp.HandlerFor(reg, promhttp.HandlerOpts{})
 	readers := []string{apiv1.RoleViewer, apiv1.RoleOperator}
 	nodes := []string{apiv1.RoleNode}
+	operators := []string{apiv1.RoleOperator}
 	return []*route{
 		{pattern: "GET /v1/health", action: "health", anyRole: true, mode: anyReplica, handle: s.health},
 		{pattern: "GET /metrics", action: "metrics", anyRole: true, mode: anyReplica, handle: func(c *call) (any, error) {
@@ -64,8 +69,12 @@ func (s *Server) routes(reg *prometheus.Registry) []*route {
 		}},
 		{pattern: "GET /v1/objects/{kind}", action: "list", roles: readers, mode: leaderRead, handle: s.listObjects},
 		{pattern: "GET /v1/objects/{kind}/{name...}", action: "get", roles: readers, mode: leaderRead, handle: s.getObject},
-		{pattern: "PUT /v1/objects/{kind}/{name...}", action: "put", roles: []string{apiv1.RoleOperator}, mode: leaderWrite, audit: true, handle: s.putObject},
-		{pattern: "DELETE /v1/objects/{kind}/{name...}", action: "delete", roles: []string{apiv1.RoleOperator}, mode: leaderWrite, audit: true, handle: s.deleteObject},
+		{pattern: "PUT /v1/objects/{kind}/{name...}", action: "put", refuse: planOnly, mode: leaderWrite, audit: true, handle: s.putObject},
+		{pattern: "DELETE /v1/objects/{kind}/{name...}", action: "delete", refuse: planOnly, mode: leaderWrite, audit: true, handle: s.deleteObject},
+		{pattern: "POST /v1/updates/{name}/approve", action: "approve update", roles: operators, mode: leaderWrite, audit: true, handle: s.updateAction(apiv1.UpdateApprove)},
+		{pattern: "POST /v1/updates/{name}/pause", action: "pause update", roles: operators, mode: leaderWrite, audit: true, handle: s.updateAction(apiv1.UpdatePause)},
+		{pattern: "POST /v1/updates/{name}/resume", action: "resume update", roles: operators, mode: leaderWrite, audit: true, handle: s.updateAction(apiv1.UpdateResume)},
+		{pattern: "POST /v1/updates/{name}/rollback", action: "roll back update", roles: operators, mode: leaderWrite, audit: true, handle: s.updateAction(apiv1.UpdateRollback)},
 		{pattern: "GET /v1/nodes/{id}/state", action: "read node state", roles: []string{apiv1.RoleNode, apiv1.RoleViewer, apiv1.RoleOperator}, ownNode: true, mode: leaderRead, handle: s.nodeState},
 		{pattern: "PUT /v1/nodes/{id}/facts", action: "report facts", roles: nodes, ownNode: true, mode: leaderWrite, audit: true, handle: s.putFacts},
 		{pattern: "POST /v1/nodes/{id}/heartbeat", action: "heartbeat", roles: nodes, ownNode: true, mode: leaderWrite, handle: s.heartbeat},

@@ -1,6 +1,7 @@
 package security
 
 import (
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -16,7 +17,8 @@ func TestRoles(t *testing.T) {
 	viewer := e.client(apiv1.RoleViewer, "victor")
 	operator := e.client(apiv1.RoleOperator, "olga")
 	node1 := e.client(apiv1.RoleNode, "n1")
-	want(t, e.call(admin, l, http.MethodPut, apiv1.ObjectPath(api.KindKubernetesCluster, "c1"), clusterJSON("c1")), http.StatusOK, "")
+	e.seedCluster("c1")
+	want(t, e.call(admin, l, http.MethodPut, apiv1.ObjectPath(probeKind, "p1"), probeJSON("p1")), http.StatusOK, "")
 
 	tests := []struct {
 		name   string
@@ -28,9 +30,10 @@ func TestRoles(t *testing.T) {
 	}{
 		{"viewer reads a cluster", viewer, http.MethodGet, apiv1.ObjectPath(api.KindKubernetesCluster, "c1"), nil, http.StatusOK},
 		{"viewer lists clusters", viewer, http.MethodGet, apiv1.ObjectPath(api.KindKubernetesCluster, ""), nil, http.StatusOK},
-		{"viewer applies a cluster", viewer, http.MethodPut, apiv1.ObjectPath(api.KindKubernetesCluster, "c2"), clusterJSON("c2"), http.StatusForbidden},
-		{"viewer deletes a cluster", viewer, http.MethodDelete, apiv1.ObjectPath(api.KindKubernetesCluster, "c1"), nil, http.StatusForbidden},
-		{"operator applies a cluster", operator, http.MethodPut, apiv1.ObjectPath(api.KindKubernetesCluster, "c2"), clusterJSON("c2"), http.StatusForbidden},
+		{"viewer writes an object", viewer, http.MethodPut, apiv1.ObjectPath(probeKind, "p2"), probeJSON("p2"), http.StatusForbidden},
+		{"viewer deletes an object", viewer, http.MethodDelete, apiv1.ObjectPath(probeKind, "p1"), nil, http.StatusForbidden},
+		{"operator writes an object", operator, http.MethodPut, apiv1.ObjectPath(probeKind, "p2"), probeJSON("p2"), http.StatusForbidden},
+		{"operator applies a cluster", operator, http.MethodPost, "/v1/apply", apiv1.ApplyRequest{Request: apiv1.PlanRequest{Delete: []string{"c1"}}}, http.StatusForbidden},
 		{"viewer creates a token", viewer, http.MethodPost, apiv1.PathTokens, apiv1.TokenRequest{}, http.StatusForbidden},
 		{"operator issues a certificate", operator, http.MethodPost, apiv1.PathCerts, apiv1.CertRequest{Role: apiv1.RoleClusterAdmin, Name: "olga2"}, http.StatusForbidden},
 		{"viewer takes a snapshot", viewer, http.MethodGet, apiv1.PathSnapshot, nil, http.StatusForbidden},
@@ -56,19 +59,22 @@ func TestRoles(t *testing.T) {
 		})
 	}
 	st := e.c.WaitLeader().Node().State()
-	if _, ok := st.Get(api.KindKubernetesCluster, "c2"); ok {
-		t.Fatal("a refused apply stored c2")
+	if _, ok := st.Get(probeKind, "p2"); ok {
+		t.Fatal("a refused write stored p2")
 	}
 	if _, ok := st.Get(api.KindNode, "n2"); ok {
 		t.Fatal("n1 wrote n2's facts")
 	}
+	if _, ok := st.Get(probeKind, "p1"); !ok {
+		t.Fatal("a refused delete removed p1")
+	}
 	if _, ok := st.Get(api.KindKubernetesCluster, "c1"); !ok {
-		t.Fatal("a refused delete removed c1")
+		t.Fatal("a refused apply removed c1")
 	}
 
 	// Both headline refusals are audited with who, what, when and result.
 	viewerPut := e.findAudit(func(a apiv1.AuditEntry) bool {
-		return a.Subject == "victor" && a.Method == http.MethodPut && a.Object == api.KindKubernetesCluster+"/c2"
+		return a.Subject == "victor" && a.Method == http.MethodPut && a.Object == probeKind+"/p2"
 	})
 	nodeRead := e.findAudit(func(a apiv1.AuditEntry) bool {
 		return a.Subject == "n1" && a.Method == http.MethodGet && a.Object == "Node/n2"
@@ -80,16 +86,30 @@ func TestRoles(t *testing.T) {
 	}
 }
 
-func TestOperatorWritesClusterUpdate(t *testing.T) {
+// TestOperatorAppliesAndSteersUpdates: an operator stores a ClusterUpdate
+// through plan and apply and steers it through the update routes; a stale
+// ?cas is a conflict, and each call is audited by its action's name.
+func TestOperatorAppliesAndSteersUpdates(t *testing.T) {
 	e := newEnv(t, 1)
 	operator := e.client(apiv1.RoleOperator, "olga")
-	body := `{"kind":"ClusterUpdate","metadata":{"name":"u1"},"spec":{"version":"0.5.0","allNodes":true}}`
-	r := e.call(operator, e.leader(), http.MethodPut, apiv1.ObjectPath(api.KindClusterUpdate, "u1"), body)
+	e.planApply(operator, apiv1.PlanRequest{Updates: []api.ClusterUpdate{update("u1")}})
+	o, ok := e.c.WaitLeader().Node().State().Get(api.KindClusterUpdate, "u1")
+	if !ok {
+		t.Fatal("apply did not store u1")
+	}
+	stale := fmt.Sprintf("?cas=%d", o.ModifyIndex-1)
+	want(t, e.call(operator, e.leader(), http.MethodPost, apiv1.UpdateActionPath("u1", apiv1.UpdateApprove)+stale, nil), http.StatusConflict, apiv1.CodeConflict)
+	e.findAudit(func(a apiv1.AuditEntry) bool {
+		return a.Subject == "olga" && a.Result == http.StatusConflict && a.Action == "approve update"
+	})
+	r := e.call(operator, e.leader(), http.MethodPost, apiv1.UpdateActionPath("u1", apiv1.UpdateApprove)+fmt.Sprintf("?cas=%d", o.ModifyIndex), nil)
 	want(t, r, http.StatusOK, "")
-	var w apiv1.WriteResponse
-	r.decode(t, &w)
-	// CAS: a stale index is a conflict.
-	r = e.call(operator, e.leader(), http.MethodPut, apiv1.ObjectPath(api.KindClusterUpdate, "u1")+"?cas=1", body)
-	want(t, r, http.StatusConflict, apiv1.CodeConflict)
-	e.findAudit(func(a apiv1.AuditEntry) bool { return a.Subject == "olga" && a.Result == http.StatusConflict })
+	var resp apiv1.UpdateActionResponse
+	r.decode(t, &resp)
+	if resp.From != "pending" || resp.Phase != "approved" {
+		t.Fatalf("approve answered %+v, want pending → approved", resp)
+	}
+	e.findAudit(func(a apiv1.AuditEntry) bool {
+		return a.Subject == "olga" && a.Result == http.StatusOK && a.Action == "approve update" && a.Object == "ClusterUpdate/u1"
+	})
 }

@@ -7,10 +7,10 @@ import (
 	"kcore.dev/kcore/pkg/apiv1"
 )
 
-// TestUpdateCommandsAreIntents: every kctl update command that writes the
-// update declares its name as the write's intent, and the controller only
-// accepts the intents apiv1 lists, so the two lists must be the same.
-func TestUpdateCommandsAreIntents(t *testing.T) {
+// TestUpdateCommandsAreActions: every kctl update command that changes the
+// update calls the controller's route of the same name, and the controller
+// serves the actions apiv1 lists, so the two lists must be the same.
+func TestUpdateCommandsAreActions(t *testing.T) {
 	update, _, err := NewKctl(Streams{}).Find([]string{"update"})
 	if err != nil {
 		t.Fatal(err)
@@ -24,14 +24,14 @@ func TestUpdateCommandsAreIntents(t *testing.T) {
 		writes = append(writes, c.Name())
 	}
 	slices.Sort(writes)
-	want := slices.Sorted(slices.Values(apiv1.UpdateIntents()))
+	want := slices.Sorted(slices.Values(apiv1.UpdateActions()))
 	if !slices.Equal(writes, want) {
-		t.Fatalf("kctl update writes %v, the controller accepts intents %v", writes, want)
+		t.Fatalf("kctl update changes %v, the controller serves actions %v", writes, want)
 	}
 }
 
 func TestAuditShowsActionByName(t *testing.T) {
-	if got := auditAction(apiv1.AuditEntry{Method: "PUT", Route: "PUT /v1/objects/{kind}/{name...}", Action: "approve"}); got != "approve" {
+	if got := auditAction(apiv1.AuditEntry{Method: "POST", Route: "POST /v1/updates/{name}/approve", Action: "approve update"}); got != "approve update" {
 		t.Errorf("action shown as %q", got)
 	}
 	if got := auditAction(apiv1.AuditEntry{Method: "POST", Route: "POST /v1/apply"}); got != "POST /v1/apply" {
