@@ -4,6 +4,8 @@ go 1.26.0
 
 require github.com/spf13/cobra v1.10.2
 
+require github.com/anishathalye/porcupine v1.3.1
+
 require (
 	github.com/agext/levenshtein v1.2.1 // indirect
 	github.com/apparentlymart/go-textseg/v15 v15.0.0 // indirect
