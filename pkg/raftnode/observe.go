@@ -4,6 +4,11 @@ import (
 	"github.com/hashicorp/raft"
 )
 
+// LogBecameLeader is the message a node logs (at info, with the raft term)
+// when it enters the leader state; tests/chaos reads it from every
+// replica's log to check that no term had two leaders.
+const LogBecameLeader = "became raft leader"
+
 // watchRaft follows raft's observations: leadership changes (fanned out to
 // LeaderCh subscribers) and follower heartbeat failures (the health used by
 // RemoveServer's quorum check).
@@ -37,6 +42,9 @@ func (n *Node) observe(o raft.Observation) {
 	switch d := o.Data.(type) {
 	case raft.RaftState:
 		n.setLeader(d == raft.Leader)
+		if d == raft.Leader {
+			n.logLeaderTerm()
+		}
 	case raft.FailedHeartbeatObservation:
 		n.mu.Lock()
 		if !n.failed[d.PeerID] {
@@ -93,4 +101,17 @@ func (n *Node) LeaderCh() <-chan bool {
 	}
 	n.subs = append(n.subs, ch)
 	return ch
+}
+
+// logLeaderTerm logs LogBecameLeader with the term this node leads in. The
+// state and term are separate reads, so the term is read on both sides of
+// the state: equal, it was the term throughout and the node led in it;
+// otherwise (or no longer leader) nothing is logged rather than a guess.
+func (n *Node) logLeaderTerm() {
+	before := n.raft.CurrentTerm()
+	state := n.raft.State()
+	after := n.raft.CurrentTerm()
+	if state == raft.Leader && before == after {
+		n.log.Info(LogBecameLeader, "term", before)
+	}
 }
