@@ -1,0 +1,145 @@
+package chaos
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"strconv"
+	"testing"
+
+	"kcore.dev/kcore/tests/proccluster"
+)
+
+// Environment of TestChaos.
+const (
+	// SeedEnv reproduces one run: its seed is printed by every run.
+	SeedEnv = "CHAOS_SEED"
+	// RunsEnv is how many runs TestChaos makes (make chaos sets it).
+	RunsEnv = "CHAOS_RUNS"
+	// GateRuns is how many runs a plain go test makes.
+	GateRuns = 1
+	// MaxRuns caps RunsEnv.
+	MaxRuns = 500
+	// BrokenRounds bounds TestBrokenClientFlagged's kill, write, restart,
+	// read rounds.
+	BrokenRounds = 5
+)
+
+func TestMain(m *testing.M) { os.Exit(proccluster.Main(m)) }
+
+// runSeeds returns the seeds TestChaos runs: SeedEnv alone, else RunsEnv
+// (default GateRuns) seeds drawn at random.
+func runSeeds(getenv func(string) string) ([]uint64, error) {
+	if s := getenv(SeedEnv); s != "" {
+		seed, err := strconv.ParseUint(s, 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("parse %s: %w", SeedEnv, err)
+		}
+		return []uint64{seed}, nil
+	}
+	runs := GateRuns
+	if s := getenv(RunsEnv); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 || n > MaxRuns {
+			return nil, fmt.Errorf("parse %s=%q: want 1 to %d", RunsEnv, s, MaxRuns)
+		}
+		runs = n
+	}
+	seeds := make([]uint64, runs)
+	for i := range seeds {
+		seeds[i] = rand.Uint64()
+	}
+	return seeds, nil
+}
+
+// TestChaos makes seeded runs against real controller processes: kills,
+// restarts and pauses (of the leader too) while clients read and write,
+// then checks linearizability, elections and convergence.
+func TestChaos(t *testing.T) {
+	if testing.Short() {
+		t.Skip("chaos runs start real controller processes")
+	}
+	seeds, err := runSeeds(os.Getenv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, seed := range seeds {
+		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) { Run(t, seed) })
+	}
+}
+
+// TestRunSeeds checks the seed and run-count knobs at their bounds.
+func TestRunSeeds(t *testing.T) {
+	env := func(kv map[string]string) func(string) string {
+		return func(k string) string { return kv[k] }
+	}
+	if s, err := runSeeds(env(map[string]string{SeedEnv: "42", RunsEnv: "7"})); err != nil || len(s) != 1 || s[0] != 42 {
+		t.Fatalf("seed: %v %v", s, err)
+	}
+	if s, err := runSeeds(env(nil)); err != nil || len(s) != GateRuns {
+		t.Fatalf("default: %v %v", s, err)
+	}
+	if s, err := runSeeds(env(map[string]string{RunsEnv: strconv.Itoa(MaxRuns)})); err != nil || len(s) != MaxRuns {
+		t.Fatalf("max runs: %d %v", len(s), err)
+	}
+	for _, bad := range []string{"0", strconv.Itoa(MaxRuns + 1), "x"} {
+		if _, err := runSeeds(env(map[string]string{RunsEnv: bad})); err == nil {
+			t.Fatalf("%s=%s accepted", RunsEnv, bad)
+		}
+	}
+}
+
+// TestScheduleReproducible: a seed names one schedule, within the bounds.
+func TestScheduleReproducible(t *testing.T) {
+	a, b := Schedule(7, Replicas, FaultsPerRun), Schedule(7, Replicas, FaultsPerRun)
+	if fmt.Sprint(a) != fmt.Sprint(b) {
+		t.Fatalf("same seed, different schedules:\n%v\n%v", a, b)
+	}
+	if fmt.Sprint(a) == fmt.Sprint(Schedule(8, Replicas, FaultsPerRun)) {
+		t.Fatal("seeds 7 and 8 drew the same schedule")
+	}
+	for seed := range uint64(200) {
+		for _, f := range Schedule(seed, Replicas, FaultsPerRun) {
+			if f.Hold < MinHold || f.Hold > MaxHold || f.Gap < 0 || f.Gap >= MaxGap || f.Replica < 0 || f.Replica >= Replicas {
+				t.Fatalf("seed %d: %v out of bounds", seed, f)
+			}
+		}
+	}
+}
+
+// TestBrokenClientFlagged runs a deliberately broken client, one whose
+// "linearizable" reads are stale reads of a follower, through the same
+// recorder and checker: a follower killed while a write is acknowledged
+// and restarted serves the old value, and Check must say so.
+func TestBrokenClientFlagged(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts real controller processes")
+	}
+	t.Setenv(OutEnv, t.TempDir())
+	c := proccluster.New(t, proccluster.Options{Replicas: Replicas})
+	rec := NewRecorder(MaxOps)
+	good, broken := newWorker(c, rec, 1, 0), newWorker(c, rec, 1, 1)
+	f := c.Replica((c.Leader().Index + 1) % Replicas)
+	broken.reader = replicaClient(c, f, 1)
+	ctx := context.Background()
+	key := keyName(0)
+	stale := false
+	for round := 0; round < BrokenRounds && !stale; round++ {
+		c.Kill(f.Index)
+		put := good.put(ctx, key, nil)
+		c.Restart(f.Index)
+		read := broken.read(ctx, key)
+		stale = put.Outcome == OK && read.Outcome == OK && read.Got != put.Value
+		t.Logf("round %d: put %s %s, broken read from %s: %q found=%t %s", round, put.Value, put.Outcome, f.ID, read.Got, read.Found, read.Err)
+	}
+	if !stale {
+		t.Fatalf("the follower never answered stale in %d rounds; the test proves nothing", BrokenRounds)
+	}
+	err := Check("broken-client", rec.History())
+	if !errors.Is(err, ErrNotLinearizable) {
+		t.Fatalf("Check = %v, want ErrNotLinearizable", err)
+	}
+	t.Logf("flagged as expected: %v", err)
+}

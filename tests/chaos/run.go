@@ -1,0 +1,175 @@
+package chaos
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"testing"
+	"time"
+
+	"kcore.dev/kcore/pkg/apiv1"
+	"kcore.dev/kcore/pkg/client"
+	"kcore.dev/kcore/tests/harness"
+	"kcore.dev/kcore/tests/proccluster"
+)
+
+// Bounds of one run.
+const (
+	// Replicas is how many kcore-controller processes a run starts.
+	Replicas = 3
+	// MinAcked is the fewest acknowledged writes a run must record: fewer
+	// means the clients were starved and the check would say little.
+	MinAcked = 20
+	// requestTimeout bounds one request to one replica inside an
+	// operation (a paused replica costs at most this before the client
+	// tries another).
+	requestTimeout = 2 * time.Second
+	// settleTimeout bounds waiting for the replicas to converge after the
+	// last fault healed.
+	settleTimeout = proccluster.DefaultTimeout
+)
+
+// ErrNotConverged: after every fault healed, some replica's state differs
+// from the leader-confirmed state.
+var ErrNotConverged = errors.New("replicas did not converge")
+
+// newWorker builds worker id on c, with its own connections, drawing its
+// operations from seed.
+func newWorker(c *proccluster.Cluster, rec *Recorder, seed uint64, id int) *worker {
+	w := &worker{id: id, rec: rec, rng: rand.New(rand.NewPCG(seed, uint64(id)+1)), seen: map[string]uint64{}}
+	w.cl = c.NewClient(tuned(c.ClientConfig(apiv1.RoleClusterAdmin, fmt.Sprintf("chaos-%d", id))))
+	for _, r := range c.Replicas() {
+		w.stale = append(w.stale, replicaClient(c, r, id))
+		w.staleID = append(w.staleID, r.ID)
+	}
+	return w
+}
+
+// replicaClient is a client of worker id that talks to replica r alone.
+func replicaClient(c *proccluster.Cluster, r *proccluster.Replica, id int) *client.Client {
+	return c.NewClient(tuned(c.ClientConfig(apiv1.RoleClusterAdmin, fmt.Sprintf("chaos-%d", id), r.API)))
+}
+
+// tuned shortens a client's per-request and election waits to fit
+// OpTimeout, so a fault turns into unknown outcomes, not a stuck client.
+func tuned(cfg client.Config) client.Config {
+	cfg.Timeout = requestTimeout
+	cfg.ElectionWait = OpTimeout
+	return cfg
+}
+
+// Run makes one chaos run on a new cluster: Clients workers run while the
+// schedule seed draws is injected, then every fault is healed and the
+// history and the cluster's invariants are checked; t fails on any
+// violation, naming the seed.
+func Run(t *testing.T, seed uint64) {
+	label := fmt.Sprintf("seed-%d", seed)
+	t.Logf("chaos run %s (reproduce: CHAOS_SEED=%d make chaos)", label, seed)
+	faults := Schedule(seed, Replicas, FaultsPerRun)
+	c := proccluster.New(t, proccluster.Options{Replicas: Replicas})
+	rec := NewRecorder(MaxOps)
+	var workers []*worker
+	for id := range Clients {
+		workers = append(workers, newWorker(c, rec, seed, id))
+	}
+	final := newWorker(c, rec, seed, Clients)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer cancel()
+	for _, w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			w.run(ctx)
+		}()
+	}
+	for _, f := range faults {
+		t.Logf("%s: %s", label, f)
+		inject(c, f)
+	}
+	cancel()
+	wg.Wait()
+
+	if err := converge(ctx, final); err != nil {
+		t.Fatalf("%s: %v", label, err)
+	}
+	ops := rec.History()
+	if n := acked(ops); n < MinAcked {
+		t.Fatalf("%s: only %d acknowledged writes, want at least %d", label, n, MinAcked)
+	}
+	t.Logf("%s: %d operations, %d acknowledged writes", label, len(ops), acked(ops))
+	if err := Check(label, ops); err != nil {
+		t.Fatal(err)
+	}
+	if err := checkElections(c.Replicas()); err != nil {
+		t.Fatalf("%s: %v", label, err)
+	}
+}
+
+// inject waits f's gap, applies f and heals it after its hold.
+func inject(c *proccluster.Cluster, f Fault) {
+	hold(f.Gap)
+	i := f.Replica
+	if f.Leader() {
+		i = c.Leader().Index
+	}
+	if f.Kill() {
+		c.Kill(i)
+		hold(f.Hold)
+		c.Restart(i)
+		return
+	}
+	c.Pause(i)
+	hold(f.Hold)
+	c.Resume(i)
+}
+
+// hold lets a schedule's time pass: the workload runs meanwhile. It waits
+// for nothing to happen, so it is no poll.
+func hold(d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	<-t.C
+}
+
+// converge reads every key leader-confirmed and from every replica until
+// they agree, at most settleTimeout; the reads are recorded, so the final
+// leader-confirmed ones are checked against every acknowledged write.
+func converge(ctx context.Context, w *worker) error {
+	ctx = context.WithoutCancel(ctx)
+	err := harness.Poll(settleTimeout, func() error {
+		for k := range Keys {
+			key := keyName(k)
+			want := w.read(ctx, key)
+			if want.Outcome != OK {
+				return fmt.Errorf("final read of %s: %s", key, want.Err)
+			}
+			for i, cl := range w.stale {
+				got := w.staleRead(ctx, key, cl, w.staleID[i])
+				if got.Outcome != OK || got.Found != want.Found || got.Got != want.Got {
+					return fmt.Errorf("%s on %s is %q (found %t, err %q), leader-confirmed %q (found %t)", key, w.staleID[i], got.Got, got.Found, got.Err, want.Got, want.Found)
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrNotConverged, err)
+	}
+	return nil
+}
+
+// acked counts acknowledged writes.
+func acked(ops []Op) int {
+	n := 0
+	for _, op := range ops {
+		if op.Outcome == OK && (op.Kind == KindPut || op.Kind == KindCAS || op.Kind == KindDelete) {
+			n++
+		}
+	}
+	return n
+}
