@@ -19,7 +19,7 @@ const (
 	// RunsEnv is how many runs TestChaos makes (make chaos sets it).
 	RunsEnv = "CHAOS_RUNS"
 	// GateRuns is how many runs a plain go test makes.
-	GateRuns = 1
+	GateRuns = 2
 	// MaxRuns caps RunsEnv.
 	MaxRuns = 500
 	// BrokenRounds bounds TestBrokenClientFlagged's kill, write, restart,

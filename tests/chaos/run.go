@@ -101,7 +101,7 @@ func Run(t *testing.T, seed uint64) {
 	if n := acked(ops); n < MinAcked {
 		t.Fatalf("%s: only %d acknowledged writes, want at least %d", label, n, MinAcked)
 	}
-	t.Logf("%s: %d operations, %d acknowledged writes", label, len(ops), acked(ops))
+	t.Logf("%s: %d operations, %d acknowledged writes, outcomes %v", label, len(ops), acked(ops), outcomes(ops))
 	if err := Check(label, ops); err != nil {
 		t.Fatal(err)
 	}
@@ -172,4 +172,13 @@ func acked(ops []Op) int {
 		}
 	}
 	return n
+}
+
+// outcomes counts the history's operations by outcome, for the run's log.
+func outcomes(ops []Op) map[Outcome]int {
+	out := map[Outcome]int{}
+	for _, op := range ops {
+		out[op.Outcome]++
+	}
+	return out
 }
