@@ -9,7 +9,7 @@ PKGS        := ./...
 VERSION     ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS     := -X kcore.dev/kcore/pkg/version.Version=$(VERSION)
 
-.PHONY: all build demo deps test unit e2e lint fmt-check vet staticcheck bench schemas clean k8s-bins lab lab-down
+.PHONY: all build demo deps test unit e2e chaos lint fmt-check vet staticcheck bench schemas clean k8s-bins lab lab-down
 
 all: build
 
@@ -54,6 +54,14 @@ e2e: build
 	@if [ "$$(id -u)" -ne 0 ]; then echo "e2e: SKIP: the lab scenarios need root (network namespaces)"; exit 0; fi; \
 	./scripts/build-k8s.sh && ./scripts/build-k8s.sh --k8s-version v1.36.3 --link v1.36.3 && \
 	KCORE_E2E=1 $(GO) test -count=1 -timeout 60m -v ./tests/e2e/
+
+## chaos: CHAOS_RUNS (default 20) seeded runs of kill, restart and pause faults
+## (of the leader too) against real kcore-controller processes, each history
+## checked for linearizability with porcupine (docs/chaos.md); CHAOS_SEED=N
+## replays one run, CHAOS_OUT keeps failing histories and their visualization
+CHAOS_RUNS ?= 20
+chaos:
+	CHAOS_RUNS=$(CHAOS_RUNS) $(GO) test -count=1 -timeout 90m -v -run 'TestChaos$$' ./tests/chaos/
 
 ## lint: gofmt, go vet and staticcheck (installed from the Go module proxy)
 lint: fmt-check vet staticcheck
