@@ -12,7 +12,7 @@ const (
 	FaultsPerRun = 4
 	// MinHold and MaxHold bound how long a fault lasts before it heals.
 	MinHold = 200 * time.Millisecond
-	MaxHold = 2 * time.Second
+	MaxHold = 4 * time.Second
 	// MaxGap bounds the quiet time before each fault.
 	MaxGap = time.Second
 )

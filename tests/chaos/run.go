@@ -75,6 +75,7 @@ func Run(t *testing.T, seed uint64) {
 		workers = append(workers, newWorker(c, rec, seed, id))
 	}
 	final := newWorker(c, rec, seed, Clients)
+	prober := newWorker(c, rec, seed, Clients+1)
 
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
@@ -89,7 +90,7 @@ func Run(t *testing.T, seed uint64) {
 	}
 	for _, f := range faults {
 		t.Logf("%s: %s", label, f)
-		inject(c, f)
+		inject(c, f, func(i int) { prober.probe(ctx, i) })
 	}
 	cancel()
 	wg.Wait()
@@ -110,8 +111,9 @@ func Run(t *testing.T, seed uint64) {
 	}
 }
 
-// inject waits f's gap, applies f and heals it after its hold.
-func inject(c *proccluster.Cluster, f Fault) {
+// inject waits f's gap, applies f and heals it after its hold; resumed
+// is called with a paused replica's index as soon as it runs again.
+func inject(c *proccluster.Cluster, f Fault, resumed func(int)) {
 	hold(f.Gap)
 	i := f.Replica
 	if f.Leader() {
@@ -126,6 +128,7 @@ func inject(c *proccluster.Cluster, f Fault) {
 	c.Pause(i)
 	hold(f.Hold)
 	c.Resume(i)
+	resumed(i)
 }
 
 // hold lets a schedule's time pass: the workload runs meanwhile. It waits

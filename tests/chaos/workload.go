@@ -17,8 +17,9 @@ const (
 	Clients = 4
 	// Keys is how many objects (registers) they share.
 	Keys = 3
-	// MaxOps caps the recorded operations of one run, which keeps
-	// porcupine's search well inside CheckTimeout.
+	// MaxOps caps the operations the clients of one run make (the probe
+	// and final reads come on top), which keeps porcupine's search well
+	// inside CheckTimeout.
 	MaxOps = 2000
 	// OpTimeout bounds one operation; past it the outcome is unknown.
 	OpTimeout = 4 * time.Second
@@ -171,4 +172,16 @@ func (w *worker) get(ctx context.Context, kind Kind, key string, cl *client.Clie
 	}
 	w.rec.Add(op)
 	return op
+}
+
+// probe reads every key leader-confirmed from replica i alone, right after
+// it was resumed: a replica that was paused as leader still believes it
+// leads until raft tells it otherwise, and a read it answers from its own
+// state in that window, without confirming with a quorum, is the stale
+// read Jepsen found in lease-based reads. The answers are recorded and
+// checked like any read.
+func (w *worker) probe(ctx context.Context, i int) {
+	for k := range Keys {
+		w.get(ctx, KindRead, keyName(k), w.stale[i], client.ReadOptions{}, w.staleID[i])
+	}
 }
