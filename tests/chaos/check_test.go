@@ -105,3 +105,19 @@ func TestCheckerWeakStaleReads(t *testing.T) {
 		t.Fatalf("index naming two values: %v, want ErrIndexMismatch", err)
 	}
 }
+
+// TestRecorderFullAtBound: the recorder says full at exactly its maximum.
+func TestRecorderFullAtBound(t *testing.T) {
+	r := NewRecorder(2)
+	r.Add(Op{Kind: KindRead})
+	if r.Full() {
+		t.Fatal("full below the bound")
+	}
+	r.Add(Op{Kind: KindRead})
+	if !r.Full() {
+		t.Fatal("not full at the bound")
+	}
+	if n := len(r.History()); n != 2 {
+		t.Fatalf("history has %d operations, want 2", n)
+	}
+}
