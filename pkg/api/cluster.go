@@ -183,6 +183,16 @@ type ClusterStatus struct {
 	// SpecRollout is the spec change rolling out one control plane at a
 	// time (or the last one, done), nil when none did.
 	SpecRollout *SpecRollout `json:"specRollout,omitempty" yaml:"specRollout,omitempty"`
+	// Slot is the cluster's place among the clusters sharing its machines,
+	// recorded when it is created and never moved: 0 (primary) keeps the
+	// reference's names, paths and ports; a cluster created on a machine
+	// another cluster already uses takes the lowest slot free on all its
+	// machines and derives its own (render.LayoutFor).
+	Slot int `json:"slot,omitempty" yaml:"slot,omitempty"`
+	// Shared are the members, recorded at create, whose machine already ran
+	// another cluster: a cluster in a slot above 0 runs its control plane
+	// there without a kubelet (a machine is a node of one cluster only).
+	Shared []string `json:"shared,omitempty" yaml:"shared,omitempty"`
 }
 
 // SpecRollout is a spec change whose new NodeStates restart control-plane

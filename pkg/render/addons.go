@@ -33,20 +33,20 @@ func (r *renderer) addons(b *builder) error {
 		return fmt.Errorf("render addons: %w", err)
 	}
 	object := "Service " + manifests.KubeDNSNamespace + "/" + manifests.KubeDNSService
-	b.file(RBACPath, modeConfig, rbac, false, "bootstrap RBAC of the API server and the nodes")
-	b.file(CoreDNSPath, modeConfig, dns, false, fmt.Sprintf("CoreDNS add-on, %d replicas, domain %s", replicas, r.opts.ClusterDomain))
-	b.file(KubeDNSServicePath, modeConfig, svc, false, object+", cluster IP "+r.c.Spec.ClusterDNS)
+	b.file(r.l.RBAC, modeConfig, rbac, false, "bootstrap RBAC of the API server and the nodes")
+	b.file(r.l.CoreDNS, modeConfig, dns, false, fmt.Sprintf("CoreDNS add-on, %d replicas, domain %s", replicas, r.opts.ClusterDomain))
+	b.file(r.l.KubeDNSService, modeConfig, svc, false, object+", cluster IP "+r.c.Spec.ClusterDNS)
 	b.task(api.Task{
-		Name:   TaskKubeDNSReplace,
-		Argv:   r.kubectl("delete", "--ignore-not-found", "--wait=true", "-f", KubeDNSServicePath),
-		After:  []string{UnitAPIServer},
+		Name:   r.l.TaskKubeDNSReplace,
+		Argv:   r.kubectl("delete", "--ignore-not-found", "--wait=true", "-f", r.l.KubeDNSService),
+		After:  []string{r.l.UnitAPIServer},
 		Reason: "delete " + object + " so the add-ons task creates it with cluster IP " + r.c.Spec.ClusterDNS + " (a Service's cluster IP cannot change in place)",
-	}, KubeDNSServicePath)
+	}, r.l.KubeDNSService)
 	b.task(api.Task{
-		Name:   TaskAddons,
-		Argv:   r.kubectlApply(RBACPath, CoreDNSPath, KubeDNSServicePath),
-		After:  []string{UnitAPIServer, TaskKubeDNSReplace},
+		Name:   r.l.TaskAddons,
+		Argv:   r.kubectlApply(r.l.RBAC, r.l.CoreDNS, r.l.KubeDNSService),
+		After:  []string{r.l.UnitAPIServer, r.l.TaskKubeDNSReplace},
 		Reason: "kubectl apply the RBAC, CoreDNS and " + object,
-	}, RBACPath, CoreDNSPath, KubeDNSServicePath, AdminKubeconfigPath)
+	}, r.l.RBAC, r.l.CoreDNS, r.l.KubeDNSService, r.l.AdminKubeconfig)
 	return nil
 }

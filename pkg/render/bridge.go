@@ -80,7 +80,7 @@ func (r *renderer) bridgeCNI(b *builder, m api.ClusterNode) error {
 	if err != nil {
 		return fmt.Errorf("render bridge cni: %w", err)
 	}
-	b.file(BridgeCNIPath, modeConfig, string(raw)+"\n", false, "bridge CNI configuration, pod CIDR "+r.podCIDRs[m.NodeID])
+	b.file(r.l.BridgeCNI, modeConfig, string(raw)+"\n", false, "bridge CNI configuration, pod CIDR "+r.podCIDRs[m.NodeID])
 	if err := r.bridgeRoutes(b, m); err != nil {
 		return err
 	}
@@ -100,8 +100,8 @@ func (r *renderer) bridgeRoutes(b *builder, m api.ClusterNode) error {
 	if w.Len() == 0 {
 		return nil
 	}
-	b.file(BridgeRoutesPath, modeConfig, w.String(), false, "routes to the other members' pod CIDRs")
-	b.task(api.Task{Name: TaskBridgeRoutes, Argv: []string{"ip", "-batch", BridgeRoutesPath}, Reason: "load the pod CIDR routes"}, BridgeRoutesPath)
+	b.file(r.l.BridgeRoutes, modeConfig, w.String(), false, "routes to the other members' pod CIDRs")
+	b.task(api.Task{Name: r.l.TaskBridgeRoutes, Argv: []string{"ip", "-batch", r.l.BridgeRoutes}, Reason: "load the pod CIDR routes"}, r.l.BridgeRoutes)
 	return nil
 }
 
@@ -113,9 +113,9 @@ func (r *renderer) kubeProxy(b *builder, m api.ClusterNode) error {
 		"kind: KubeProxyConfiguration",
 		"bindAddress: 0.0.0.0",
 		"clientConnection:",
-		"  kubeconfig: " + KubeProxyKubeconfigPath,
+		"  kubeconfig: " + r.l.KubeProxyKubeconfig,
 		"clusterCIDR: " + r.c.Spec.ClusterCIDR,
-		"healthzBindAddress: 127.0.0.1:" + strconv.Itoa(KubeProxyHealthzPort),
+		"healthzBindAddress: 127.0.0.1:" + strconv.Itoa(r.l.KubeProxyHealthzPort),
 		"metricsBindAddress: 127.0.0.1:10249",
 		"hostnameOverride: " + m.NodeID,
 		"mode: iptables",
@@ -126,15 +126,15 @@ func (r *renderer) kubeProxy(b *builder, m api.ClusterNode) error {
 		// them as they are).
 		conf += "conntrack:\n  maxPerCore: 0\n  tcpEstablishedTimeout: 0s\n  tcpCloseWaitTimeout: 0s\n"
 	}
-	b.file(KubeProxyConfigPath, modeConfig, conf, false, "kube-proxy configuration, cluster CIDR "+r.c.Spec.ClusterCIDR)
+	b.file(r.l.KubeProxyConfig, modeConfig, conf, false, "kube-proxy configuration, cluster CIDR "+r.c.Spec.ClusterCIDR)
 	v := r.release(m.NodeID, false)
 	b.unit(api.Unit{
-		Name:      UnitKubeProxy,
+		Name:      r.l.UnitKubeProxy,
 		Reason:    "kube-proxy in iptables mode (bridge CNI)",
 		Version:   v,
-		Argv:      []string{"kube-proxy", "--config=" + KubeProxyConfigPath},
+		Argv:      []string{"kube-proxy", "--config=" + r.l.KubeProxyConfig},
 		Restart:   api.RestartAlways,
-		HealthURL: fmt.Sprintf("http://127.0.0.1:%d/healthz", KubeProxyHealthzPort),
-	}, []string{KubeProxyConfigPath, KubeProxyKubeconfigPath}, k8sExtra(v))
+		HealthURL: fmt.Sprintf("http://127.0.0.1:%d/healthz", r.l.KubeProxyHealthzPort),
+	}, []string{r.l.KubeProxyConfig, r.l.KubeProxyKubeconfig}, k8sExtra(v))
 	return nil
 }

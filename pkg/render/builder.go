@@ -14,6 +14,7 @@ import (
 // hashes once every file is known.
 type builder struct {
 	cluster, node string
+	layout        Layout
 	files         map[string]api.File
 	units         []pendingUnit
 	tasks         []pendingTask
@@ -35,8 +36,8 @@ type pendingTask struct {
 	reads []string
 }
 
-func newBuilder(cluster, node string) *builder {
-	return &builder{cluster: cluster, node: node, files: map[string]api.File{}}
+func newBuilder(l Layout, node string) *builder {
+	return &builder{cluster: l.Cluster, node: node, layout: l, files: map[string]api.File{}}
 }
 
 // file adds a file; keys and kubeconfigs are secret. reason says what the

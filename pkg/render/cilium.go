@@ -27,7 +27,7 @@ func (r *renderer) kubectlApply(paths ...string) []string {
 // kubectl is the argv of a kubectl command against the local API server
 // with the admin kubeconfig's credentials, as kubectlApply.
 func (r *renderer) kubectl(args ...string) []string {
-	return append([]string{"kubectl", "--kubeconfig=" + AdminKubeconfigPath, "--server=" + r.localAPIURL()}, args...)
+	return append([]string{"kubectl", "--kubeconfig=" + r.l.AdminKubeconfig, "--server=" + r.localAPIURL()}, args...)
 }
 
 // ifaces is every member's interface, unique and sorted.
@@ -100,11 +100,11 @@ func (r *renderer) ciliumArgs() []string {
 // pools) re-runs it.
 func (r *renderer) ciliumInstall(b *builder) error {
 	b.unit(api.Unit{
-		Name:    UnitCilium,
+		Name:    r.l.UnitCilium,
 		Reason:  "`cilium install` once the API is ready",
 		Argv:    r.ciliumArgs(),
-		Env:     map[string]string{"KUBECONFIG": AdminKubeconfigPath},
-		After:   []string{UnitAPIServer},
+		Env:     map[string]string{"KUBECONFIG": r.l.AdminKubeconfig},
+		After:   []string{r.l.UnitAPIServer},
 		Restart: api.RestartOnFailure,
 		Oneshot: true,
 	}, nil)
@@ -116,8 +116,8 @@ func (r *renderer) ciliumInstall(b *builder) error {
 	if err != nil {
 		return fmt.Errorf("render cilium l2: %w", err)
 	}
-	b.file(CiliumL2Path, modeConfig, l2, false, "Cilium pool and L2 policy kcore ("+strings.Join(pools, ", ")+")")
-	b.task(api.Task{Name: TaskCiliumL2, Argv: r.kubectlApply(CiliumL2Path), After: []string{UnitCilium, UnitAPIServer}, Reason: "kubectl apply the Cilium pool and L2 policy"},
-		CiliumL2Path, AdminKubeconfigPath)
+	b.file(r.l.CiliumL2, modeConfig, l2, false, "Cilium pool and L2 policy kcore ("+strings.Join(pools, ", ")+")")
+	b.task(api.Task{Name: r.l.TaskCiliumL2, Argv: r.kubectlApply(r.l.CiliumL2), After: []string{r.l.UnitCilium, r.l.UnitAPIServer}, Reason: "kubectl apply the Cilium pool and L2 policy"},
+		r.l.CiliumL2, r.l.AdminKubeconfig)
 	return nil
 }

@@ -21,7 +21,7 @@ func urlFor(addr string, port int) string { return fmt.Sprintf("https://%s:%d", 
 func (r *renderer) etcd(b *builder, m api.ClusterNode) error {
 	initial := make([]string, 0, len(r.c.Spec.ControlPlaneNodes))
 	for _, n := range r.c.Spec.ControlPlaneNodes {
-		initial = append(initial, n.NodeID+"="+urlFor(n.AdvertiseAddress, EtcdPeerPort))
+		initial = append(initial, n.NodeID+"="+urlFor(n.AdvertiseAddress, r.l.EtcdPeerPort))
 	}
 	state := "new"
 	if r.opts.EtcdClusterExists {
@@ -35,22 +35,22 @@ func (r *renderer) etcd(b *builder, m api.ClusterNode) error {
 		"etcd",
 		"--name=" + m.NodeID,
 		"--data-dir=" + r.etcdDataDir(r.etcdGeneration()),
-		"--listen-peer-urls=" + urlFor(m.AdvertiseAddress, EtcdPeerPort),
-		"--listen-client-urls=" + urlFor(m.AdvertiseAddress, EtcdClientPort) + "," + urlFor("127.0.0.1", EtcdClientPort),
-		"--listen-metrics-urls=http://127.0.0.1:" + strconv.Itoa(EtcdMetricsPort),
-		"--advertise-client-urls=" + urlFor(m.AdvertiseAddress, EtcdClientPort),
-		"--initial-advertise-peer-urls=" + urlFor(m.AdvertiseAddress, EtcdPeerPort),
+		"--listen-peer-urls=" + urlFor(m.AdvertiseAddress, r.l.EtcdPeerPort),
+		"--listen-client-urls=" + urlFor(m.AdvertiseAddress, r.l.EtcdClientPort) + "," + urlFor("127.0.0.1", r.l.EtcdClientPort),
+		"--listen-metrics-urls=http://127.0.0.1:" + strconv.Itoa(r.l.EtcdMetricsPort),
+		"--advertise-client-urls=" + urlFor(m.AdvertiseAddress, r.l.EtcdClientPort),
+		"--initial-advertise-peer-urls=" + urlFor(m.AdvertiseAddress, r.l.EtcdPeerPort),
 		"--initial-cluster=" + strings.Join(initial, ","),
 		"--initial-cluster-state=" + state,
 		"--initial-cluster-token=" + r.c.Metadata.Name,
 		"--client-cert-auth=true",
-		"--trusted-ca-file=" + pkiPath("etcd/ca.crt"),
-		"--cert-file=" + pkiPath("etcd/server.crt"),
-		"--key-file=" + pkiPath("etcd/server.key"),
+		"--trusted-ca-file=" + r.l.PKI("etcd/ca.crt"),
+		"--cert-file=" + r.l.PKI("etcd/server.crt"),
+		"--key-file=" + r.l.PKI("etcd/server.key"),
 		"--peer-client-cert-auth=true",
-		"--peer-trusted-ca-file=" + pkiPath("etcd/ca.crt"),
-		"--peer-cert-file=" + pkiPath("etcd/peer.crt"),
-		"--peer-key-file=" + pkiPath("etcd/peer.key"),
+		"--peer-trusted-ca-file=" + r.l.PKI("etcd/ca.crt"),
+		"--peer-cert-file=" + r.l.PKI("etcd/peer.crt"),
+		"--peer-key-file=" + r.l.PKI("etcd/peer.key"),
 		"--snapshot-count=10000",
 	}
 	var hashArgv []string
@@ -65,16 +65,16 @@ func (r *renderer) etcd(b *builder, m api.ClusterNode) error {
 	}
 	b.units = append(b.units, pendingUnit{
 		unit: api.Unit{
-			Name:      UnitEtcd,
+			Name:      r.l.UnitEtcd,
 			Reason:    "etcd member " + m.NodeID,
 			Argv:      argv,
 			After:     after,
 			Restart:   api.RestartAlways,
-			HealthURL: fmt.Sprintf("http://127.0.0.1:%d/health", EtcdMetricsPort),
+			HealthURL: fmt.Sprintf("http://127.0.0.1:%d/health", r.l.EtcdMetricsPort),
 		},
 		reads: []string{
-			pkiPath("etcd/ca.crt"), pkiPath("etcd/server.crt"), pkiPath("etcd/server.key"),
-			pkiPath("etcd/peer.crt"), pkiPath("etcd/peer.key"),
+			r.l.PKI("etcd/ca.crt"), r.l.PKI("etcd/server.crt"), r.l.PKI("etcd/server.key"),
+			r.l.PKI("etcd/peer.crt"), r.l.PKI("etcd/peer.key"),
 		},
 		hashArgv: hashArgv,
 	})
@@ -89,25 +89,25 @@ func (r *renderer) apiServer(b *builder, m api.ClusterNode) error {
 	argv := r.argv(kubeflags.APIServer, m, kubeflags.Inputs{
 		AdvertiseAddress:     m.AdvertiseAddress,
 		SecurePort:           r.apiPort,
-		EtcdServers:          urlFor("127.0.0.1", EtcdClientPort),
+		EtcdServers:          urlFor("127.0.0.1", r.l.EtcdClientPort),
 		ServiceAccountIssuer: "https://kubernetes.default.svc." + r.opts.ClusterDomain,
 		ServiceCIDR:          r.c.Spec.ServiceCIDR,
 	})
 	v := r.release(m.NodeID, true)
 	b.unit(api.Unit{
-		Name:      UnitAPIServer,
+		Name:      r.l.UnitAPIServer,
 		Reason:    "kube-apiserver on " + m.AdvertiseAddress + ":" + strconv.Itoa(r.apiPort),
 		Version:   v,
 		Argv:      argv,
-		After:     []string{UnitEtcd},
+		After:     []string{r.l.UnitEtcd},
 		Restart:   api.RestartAlways,
 		HealthURL: r.localAPIURL() + "/readyz",
 	}, []string{
-		pkiPath("ca.crt"), pkiPath("apiserver.crt"), pkiPath("apiserver.key"),
-		pkiPath("etcd/ca.crt"), pkiPath("apiserver-etcd-client.crt"), pkiPath("apiserver-etcd-client.key"),
-		pkiPath("apiserver-kubelet-client.crt"), pkiPath("apiserver-kubelet-client.key"),
-		pkiPath("front-proxy-ca.crt"), pkiPath("front-proxy-client.crt"), pkiPath("front-proxy-client.key"),
-		pkiPath("sa.pub"), pkiPath("sa.key"),
+		r.l.PKI("ca.crt"), r.l.PKI("apiserver.crt"), r.l.PKI("apiserver.key"),
+		r.l.PKI("etcd/ca.crt"), r.l.PKI("apiserver-etcd-client.crt"), r.l.PKI("apiserver-etcd-client.key"),
+		r.l.PKI("apiserver-kubelet-client.crt"), r.l.PKI("apiserver-kubelet-client.key"),
+		r.l.PKI("front-proxy-ca.crt"), r.l.PKI("front-proxy-client.crt"), r.l.PKI("front-proxy-client.key"),
+		r.l.PKI("sa.pub"), r.l.PKI("sa.key"),
 	}, append([]string{k8sExtra(v)}, r.etcdGenerationExtra()...)...)
 	return nil
 }
@@ -115,39 +115,39 @@ func (r *renderer) apiServer(b *builder, m api.ClusterNode) error {
 // controllerManager renders kube-controller-manager: node CIDR allocation from
 // clusterCidr, CSR signing with the cluster CA.
 func (r *renderer) controllerManager(b *builder, m api.ClusterNode) error {
-	kc := ControllerManagerKubeconfigPath
+	kc := r.l.ControllerManagerKubeconfig
 	argv := r.argv(kubeflags.ControllerManager, m, kubeflags.Inputs{
 		Kubeconfig:  kc,
-		SecurePort:  ControllerManagerPort,
+		SecurePort:  r.l.ControllerManagerPort,
 		ClusterName: r.c.Metadata.Name,
 		ClusterCIDR: r.c.Spec.ClusterCIDR,
 		ServiceCIDR: r.c.Spec.ServiceCIDR,
 	})
 	v := r.release(m.NodeID, true)
 	b.unit(api.Unit{
-		Name:      UnitControllerManager,
+		Name:      r.l.UnitControllerManager,
 		Reason:    "kube-controller-manager",
 		Version:   v,
 		Argv:      argv,
-		After:     []string{UnitAPIServer},
+		After:     []string{r.l.UnitAPIServer},
 		Restart:   api.RestartAlways,
-		HealthURL: fmt.Sprintf("https://127.0.0.1:%d/healthz", ControllerManagerPort),
-	}, []string{kc, pkiPath("ca.crt"), pkiPath("ca.key"), pkiPath("front-proxy-ca.crt"), pkiPath("sa.key")}, append([]string{k8sExtra(v)}, r.etcdGenerationExtra()...)...)
+		HealthURL: fmt.Sprintf("https://127.0.0.1:%d/healthz", r.l.ControllerManagerPort),
+	}, []string{kc, r.l.PKI("ca.crt"), r.l.PKI("ca.key"), r.l.PKI("front-proxy-ca.crt"), r.l.PKI("sa.key")}, append([]string{k8sExtra(v)}, r.etcdGenerationExtra()...)...)
 	return nil
 }
 
 // scheduler renders kube-scheduler.
 func (r *renderer) scheduler(b *builder, m api.ClusterNode) error {
-	kc := SchedulerKubeconfigPath
+	kc := r.l.SchedulerKubeconfig
 	v := r.release(m.NodeID, true)
 	b.unit(api.Unit{
-		Name:      UnitScheduler,
+		Name:      r.l.UnitScheduler,
 		Reason:    "kube-scheduler",
 		Version:   v,
-		Argv:      r.argv(kubeflags.Scheduler, m, kubeflags.Inputs{Kubeconfig: kc, SecurePort: SchedulerPort}),
-		After:     []string{UnitAPIServer},
+		Argv:      r.argv(kubeflags.Scheduler, m, kubeflags.Inputs{Kubeconfig: kc, SecurePort: r.l.SchedulerPort}),
+		After:     []string{r.l.UnitAPIServer},
 		Restart:   api.RestartAlways,
-		HealthURL: fmt.Sprintf("https://127.0.0.1:%d/healthz", SchedulerPort),
+		HealthURL: fmt.Sprintf("https://127.0.0.1:%d/healthz", r.l.SchedulerPort),
 	}, []string{kc}, append([]string{k8sExtra(v)}, r.etcdGenerationExtra()...)...)
 	return nil
 }
@@ -157,6 +157,6 @@ func (r *renderer) scheduler(b *builder, m api.ClusterNode) error {
 // Being argv, it is part of the unit's input hash.
 func (r *renderer) argv(component string, m api.ClusterNode, in kubeflags.Inputs) []string {
 	in.NodeID = m.NodeID
-	in.PKI = pkiPath
+	in.PKI = r.l.PKI
 	return kubeflags.Argv(kubeflags.Binary(component), kubeflags.Build(component, in), r.c.Spec.ExtraArgs(component))
 }

@@ -46,21 +46,21 @@ func (r *renderer) keepalived(b *builder, m api.ClusterNode) error {
 	if err != nil {
 		return err
 	}
-	b.file(KeepalivedConfigPath, modeConfig, conf, false, r.keepalivedReason(m))
+	b.file(r.l.KeepalivedConfig, modeConfig, conf, false, r.keepalivedReason(m))
 	b.unit(api.Unit{
-		Name:   UnitKeepalived,
+		Name:   r.l.UnitKeepalived,
 		Reason: "keepalived holding the API VIP",
 		Argv: []string{
 			"keepalived",
 			"--dont-fork",
 			"--log-console",
 			"--vrrp",
-			"--use-file=" + KeepalivedConfigPath,
-			"--pid=" + path.Join(r.opts.RunDir, "keepalived.pid"),
-			"--vrrp_pid=" + path.Join(r.opts.RunDir, "keepalived-vrrp.pid"),
+			"--use-file=" + r.l.KeepalivedConfig,
+			"--pid=" + path.Join(r.opts.RunDir, r.l.KeepalivedPID),
+			"--vrrp_pid=" + path.Join(r.opts.RunDir, r.l.KeepalivedVRRPPID),
 		},
 		Restart: api.RestartAlways,
-	}, []string{KeepalivedConfigPath})
+	}, []string{r.l.KeepalivedConfig})
 	return nil
 }
 
@@ -84,7 +84,7 @@ func (r *renderer) keepalivedConfig(m api.ClusterNode) (string, error) {
 	p("")
 	check := ha.HealthCheckEnabled()
 	if check {
-		p("vrrp_script %s {", VRRPScript)
+		p("vrrp_script %s {", r.l.VRRPScript)
 		p("    script \"%s\"", r.healthCommand())
 		p("    interval 1")
 		p("    timeout 2")
@@ -94,11 +94,11 @@ func (r *renderer) keepalivedConfig(m api.ClusterNode) (string, error) {
 		p("}")
 		p("")
 	}
-	p("vrrp_instance %s {", VRRPInstance)
+	p("vrrp_instance %s {", r.l.VRRPInstance)
 	p("    state BACKUP")
 	p("    nopreempt")
 	p("    interface %s", ha.VIPInterface)
-	p("    virtual_router_id %d", VirtualRouterID)
+	p("    virtual_router_id %d", r.l.VirtualRouterID)
 	p("    priority %d", Priority(m.AdvertiseAddress))
 	p("    advert_int 1")
 	p("    unicast_src_ip %s", m.AdvertiseAddress)
@@ -114,7 +114,7 @@ func (r *renderer) keepalivedConfig(m api.ClusterNode) (string, error) {
 	p("    }")
 	if check {
 		p("    track_script {")
-		p("        %s", VRRPScript)
+		p("        %s", r.l.VRRPScript)
 		p("    }")
 	}
 	p("}")
@@ -144,8 +144,8 @@ table inet %[1]s {
 		ip protocol vrrp accept
 	}
 }
-`, vrrpFirewallTable)
-	b.file(VRRPFirewallPath, modeConfig, rules, false, "nftables table "+vrrpFirewallTable+": accept VRRP (protocol 112) and mark it NOTRACK")
-	b.task(api.Task{Name: TaskFirewallVRRP, Argv: []string{"nft", "-f", VRRPFirewallPath}, Reason: "load the VRRP firewall table"}, VRRPFirewallPath)
+`, r.l.FirewallTable)
+	b.file(r.l.VRRPFirewall, modeConfig, rules, false, "nftables table "+r.l.FirewallTable+": accept VRRP (protocol 112) and mark it NOTRACK")
+	b.task(api.Task{Name: r.l.TaskFirewallVRRP, Argv: []string{"nft", "-f", r.l.VRRPFirewall}, Reason: "load the VRRP firewall table"}, r.l.VRRPFirewall)
 	return nil
 }

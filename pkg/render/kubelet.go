@@ -11,31 +11,31 @@ import (
 // kubelet renders every member's kubelet: its KubeletConfiguration and unit.
 // Control planes are tainted NoSchedule unless scheduleOnControlPlane.
 func (r *renderer) kubelet(b *builder, m api.ClusterNode, controlPlane bool) error {
-	b.file(KubeletConfigPath, modeConfig, r.kubeletConfig(), false, "KubeletConfiguration, cluster DNS "+r.c.Spec.ClusterDNS)
+	b.file(r.l.KubeletConfig, modeConfig, r.kubeletConfig(), false, "KubeletConfiguration, cluster DNS "+r.c.Spec.ClusterDNS)
 	taint := controlPlane && !r.c.Spec.ScheduleOnControlPlane
 	argv := r.argv(kubeflags.Kubelet, m, kubeflags.Inputs{
 		AdvertiseAddress: m.AdvertiseAddress,
-		Kubeconfig:       KubeletKubeconfigPath,
-		KubeletConfig:    KubeletConfigPath,
-		KubeletRootDir:   KubeletRootDir,
+		Kubeconfig:       r.l.KubeletKubeconfig,
+		KubeletConfig:    r.l.KubeletConfig,
+		KubeletRootDir:   r.l.KubeletRootDir,
 		Taint:            taint,
 	})
 	reason := "kubelet registering " + m.NodeID + " with node IP " + m.AdvertiseAddress
 	if taint {
 		reason += ", tainted node-role.kubernetes.io/control-plane:NoSchedule"
 	}
-	reads := []string{KubeletConfigPath, KubeletKubeconfigPath, pkiPath("ca.crt"), pkiPath("kubelet.crt"), pkiPath("kubelet.key")}
+	reads := []string{r.l.KubeletConfig, r.l.KubeletKubeconfig, r.l.PKI("ca.crt"), r.l.PKI("kubelet.crt"), r.l.PKI("kubelet.key")}
 	if r.bridge {
-		reads = append(reads, BridgeCNIPath)
+		reads = append(reads, r.l.BridgeCNI)
 	}
 	v := r.release(m.NodeID, false)
 	b.unit(api.Unit{
-		Name:      UnitKubelet,
+		Name:      r.l.UnitKubelet,
 		Reason:    reason,
 		Version:   v,
 		Argv:      argv,
 		Restart:   api.RestartAlways,
-		HealthURL: fmt.Sprintf("http://127.0.0.1:%d/healthz", KubeletHealthzPort),
+		HealthURL: fmt.Sprintf("http://127.0.0.1:%d/healthz", r.l.KubeletHealthzPort),
 	}, reads, k8sExtra(v))
 	return nil
 }
@@ -51,14 +51,14 @@ func (r *renderer) kubeletConfig() string {
 	line("apiVersion: kubelet.config.k8s.io/v1beta1")
 	line("kind: KubeletConfiguration")
 	kubeflags.WriteYAML(&w, kubeflags.KubeletConfig(kubeflags.KubeletConfigInputs{
-		ClientCAFile:             pkiPath("ca.crt"),
-		TLSCertFile:              pkiPath("kubelet.crt"),
-		TLSKeyFile:               pkiPath("kubelet.key"),
+		ClientCAFile:             r.l.PKI("ca.crt"),
+		TLSCertFile:              r.l.PKI("kubelet.crt"),
+		TLSKeyFile:               r.l.PKI("kubelet.key"),
 		CgroupDriver:             r.opts.CgroupDriver,
 		ClusterDNS:               r.c.Spec.ClusterDNS,
 		ClusterDomain:            r.opts.ClusterDomain,
 		ContainerRuntimeEndpoint: r.opts.ContainerRuntimeEndpoint,
-		HealthzPort:              KubeletHealthzPort,
+		HealthzPort:              r.l.KubeletHealthzPort,
 		MaxPods:                  r.opts.MaxPods,
 		Lab:                      r.opts.Profile == ProfileLab,
 	}))

@@ -17,14 +17,13 @@ const (
 // keyPair writes name.crt (0644) and name.key (0600) under the PKI
 // directory; reason describes the certificate.
 func (b *builder) keyPair(name string, kp pki.KeyPair, reason string) {
-	b.file(pkiPath(name+".crt"), modeCert, string(kp.CertPEM), false, reason)
-	b.file(pkiPath(name+".key"), modeKey, string(kp.KeyPEM), true, "private key of "+name+".crt")
+	b.file(b.layout.PKI(name+".crt"), modeCert, string(kp.CertPEM), false, reason)
+	b.file(b.layout.PKI(name+".key"), modeKey, string(kp.KeyPEM), true, "private key of "+name+".crt")
 }
 
-func pkiPath(name string) string { return PKIDir + "/" + name }
-
 // nodePKI writes what every member holds: the cluster CA certificate, its
-// kubelet serving pair and kubelet kubeconfig (server = the API endpoint).
+// kubelet serving pair and kubelet kubeconfig (server = the API endpoint);
+// a member that runs no kubelet (runsKubelet) holds the CA certificate only.
 func (r *renderer) nodePKI(b *builder, m api.ClusterNode) error {
 	ns := r.s.Nodes[m.NodeID]
 	if ns == nil || len(ns.KubeletClient.CertPEM) == 0 || len(ns.KubeletServing.CertPEM) == 0 {
@@ -34,16 +33,19 @@ func (r *renderer) nodePKI(b *builder, m api.ClusterNode) error {
 		return fmt.Errorf("render kubelet pki: cluster ca: %w", ErrMissingSecret)
 	}
 	nodes := "nodes/" + m.NodeID + "/"
-	b.file(pkiPath("ca.crt"), modeCert, string(r.s.CA.CertPEM), false, "cluster CA certificate")
+	b.file(r.l.PKI("ca.crt"), modeCert, string(r.s.CA.CertPEM), false, "cluster CA certificate")
+	if !r.runsKubelet(m.NodeID) {
+		return nil
+	}
 	b.keyPair("kubelet", ns.KubeletServing, r.certReason("kubelet serving certificate", nodes+"kubeletServing"))
-	b.file(KubeletKubeconfigPath, modeKey,
+	b.file(r.l.KubeletKubeconfig, modeKey,
 		pki.Kubeconfig(r.c.Metadata.Name, r.endpointURL(), r.s.CA.CertPEM, "system:node:"+m.NodeID, ns.KubeletClient), true,
 		kubeconfigReason("kubelet", "system:node:"+m.NodeID, r.endpointURL()))
 	if r.bridge {
 		if len(ns.KubeProxy.CertPEM) == 0 {
 			return fmt.Errorf("render kube-proxy pki: node %s: %w", m.NodeID, ErrMissingSecret)
 		}
-		b.file(KubeProxyKubeconfigPath, modeKey,
+		b.file(r.l.KubeProxyKubeconfig, modeKey,
 			pki.Kubeconfig(r.c.Metadata.Name, r.endpointURL(), r.s.CA.CertPEM, pki.KubeProxyCommonName, ns.KubeProxy), true,
 			kubeconfigReason("kube-proxy", pki.KubeProxyCommonName, r.endpointURL()))
 	}
@@ -59,24 +61,24 @@ func (r *renderer) controlPlanePKI(b *builder, m api.ClusterNode) error {
 	}
 	s := r.s
 	p := "controlPlanes/" + m.NodeID + "/"
-	b.file(pkiPath("ca.key"), modeKey, string(s.CA.KeyPEM), true, "cluster CA key")
-	b.file(pkiPath("front-proxy-ca.crt"), modeCert, string(s.FrontProxyCA.CertPEM), false, "front-proxy CA certificate")
+	b.file(r.l.PKI("ca.key"), modeKey, string(s.CA.KeyPEM), true, "cluster CA key")
+	b.file(r.l.PKI("front-proxy-ca.crt"), modeCert, string(s.FrontProxyCA.CertPEM), false, "front-proxy CA certificate")
 	b.keyPair("front-proxy-client", s.FrontProxyClient, r.certReason("aggregation-layer client certificate", "frontProxyClient"))
-	b.file(pkiPath("sa.pub"), modeCert, string(s.ServiceAccount.CertPEM), false, "service-account public key")
-	b.file(pkiPath("sa.key"), modeKey, string(s.ServiceAccount.KeyPEM), true, "service-account signing key")
-	b.file(pkiPath("etcd/ca.crt"), modeCert, string(s.EtcdCA.CertPEM), false, "etcd CA certificate")
+	b.file(r.l.PKI("sa.pub"), modeCert, string(s.ServiceAccount.CertPEM), false, "service-account public key")
+	b.file(r.l.PKI("sa.key"), modeKey, string(s.ServiceAccount.KeyPEM), true, "service-account signing key")
+	b.file(r.l.PKI("etcd/ca.crt"), modeCert, string(s.EtcdCA.CertPEM), false, "etcd CA certificate")
 	b.keyPair("etcd/server", cp.EtcdServer, r.certReason("etcd server certificate", p+"etcdServer"))
 	b.keyPair("etcd/peer", cp.EtcdPeer, r.certReason("etcd peer certificate", p+"etcdPeer"))
 	b.keyPair("apiserver", cp.APIServer, r.certReason("kube-apiserver serving certificate", p+"apiServer"))
 	b.keyPair("apiserver-kubelet-client", cp.APIServerKubeletClient, r.certReason("kube-apiserver client certificate towards kubelets", p+"apiServerKubeletClient"))
 	b.keyPair("apiserver-etcd-client", cp.APIServerEtcdClient, r.certReason("kube-apiserver client certificate towards etcd", p+"apiServerEtcdClient"))
 	name := r.c.Metadata.Name
-	b.file(AdminKubeconfigPath, modeKey, pki.Kubeconfig(name, r.endpointURL(), s.CA.CertPEM, pki.AdminCommonName, cp.Admin), true,
+	b.file(r.l.AdminKubeconfig, modeKey, pki.Kubeconfig(name, r.endpointURL(), s.CA.CertPEM, pki.AdminCommonName, cp.Admin), true,
 		kubeconfigReason("admin", pki.AdminCommonName, r.endpointURL()))
-	b.file(ControllerManagerKubeconfigPath, modeKey,
+	b.file(r.l.ControllerManagerKubeconfig, modeKey,
 		pki.Kubeconfig(name, r.localAPIURL(), s.CA.CertPEM, pki.ControllerManagerCommonName, cp.ControllerManager), true,
 		kubeconfigReason("kube-controller-manager", pki.ControllerManagerCommonName, r.localAPIURL()))
-	b.file(SchedulerKubeconfigPath, modeKey,
+	b.file(r.l.SchedulerKubeconfig, modeKey,
 		pki.Kubeconfig(name, r.localAPIURL(), s.CA.CertPEM, pki.SchedulerCommonName, cp.Scheduler), true,
 		kubeconfigReason("kube-scheduler", pki.SchedulerCommonName, r.localAPIURL()))
 	return nil

@@ -29,7 +29,7 @@ func (r *renderer) keepalivedReason(m api.ClusterNode) string {
 		check = "/readyz check"
 	}
 	return fmt.Sprintf("keepalived instance %s: VIP %s/24 on %s, priority %d, unicast peers %s, %s",
-		VRRPInstance, ha.VIPAddress, ha.VIPInterface, Priority(m.AdvertiseAddress), orNone(strings.Join(peers, ", ")), check)
+		r.l.VRRPInstance, ha.VIPAddress, ha.VIPInterface, Priority(m.AdvertiseAddress), orNone(strings.Join(peers, ", ")), check)
 }
 
 // volumeReason describes a volume the agent ensures.

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"slices"
 	"strconv"
 
 	"kcore.dev/kcore/pkg/api"
@@ -24,10 +25,12 @@ var (
 
 // renderer holds what every node's render shares.
 type renderer struct {
-	c       *api.KubernetesCluster
-	s       *pki.ClusterSecrets
-	nodes   map[string]*api.Node
-	opts    Options
+	c     *api.KubernetesCluster
+	s     *pki.ClusterSecrets
+	nodes map[string]*api.Node
+	opts  Options
+	// l is the cluster's layout: every name and port it renders.
+	l       Layout
 	apiHost string
 	apiPort int
 	cilium  bool
@@ -81,8 +84,12 @@ func newRenderer(c *api.KubernetesCluster, secrets *pki.ClusterSecrets, nodes ma
 	if err != nil {
 		return nil, fmt.Errorf("render: apiServerEndpoint port %q: %w", portStr, ErrInvalid)
 	}
+	l, err := LayoutFor(c.Metadata.Name, c.Status.Slot)
+	if err != nil {
+		return nil, fmt.Errorf("render: %w", err)
+	}
 	r := &renderer{
-		c: c, s: secrets, nodes: nodes, opts: o,
+		c: c, s: secrets, nodes: nodes, opts: o, l: l,
 		apiHost: host, apiPort: port,
 		cilium:  s.CNI == api.CNICilium && portStr == api.PrimaryAPIPort,
 		bridge:  s.CNI == api.CNIBridge || portStr != api.PrimaryAPIPort,
@@ -105,7 +112,7 @@ func newRenderer(c *api.KubernetesCluster, secrets *pki.ClusterSecrets, nodes ma
 
 // node renders one member.
 func (r *renderer) node(m api.ClusterNode) (*api.NodeState, error) {
-	b := newBuilder(r.c.Metadata.Name, m.NodeID)
+	b := newBuilder(r.l, m.NodeID)
 	cpi, isCP := r.cpIndex[m.NodeID]
 	steps := []func() error{func() error { return r.nodePKI(b, m) }}
 	if isCP {
@@ -123,8 +130,11 @@ func (r *renderer) node(m api.ClusterNode) (*api.NodeState, error) {
 			steps = append(steps, func() error { return r.firewall(b) })
 		}
 	}
-	steps = append(steps, func() error { return r.kubelet(b, m, isCP) })
-	if r.bridge {
+	kubelet := r.runsKubelet(m.NodeID)
+	if kubelet {
+		steps = append(steps, func() error { return r.kubelet(b, m, isCP) })
+	}
+	if r.bridge && kubelet {
 		steps = append(steps, func() error { return r.bridgeCNI(b, m) })
 	}
 	if isCP && cpi == 0 {
@@ -141,6 +151,13 @@ func (r *renderer) node(m api.ClusterNode) (*api.NodeState, error) {
 		}
 	}
 	return b.finish()
+}
+
+// runsKubelet reports whether member id runs this cluster's kubelet: not on
+// a machine it shares with another cluster's kubelet (ClusterStatus.Shared),
+// where it runs its control plane only.
+func (r *renderer) runsKubelet(id string) bool {
+	return r.c.Status.Slot == PrimarySlot || !slices.Contains(r.c.Status.Shared, id)
 }
 
 // endpointURL is https://<apiServerEndpoint>.

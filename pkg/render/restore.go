@@ -16,9 +16,10 @@ const EtcdRestoreDir = "/var/lib/etcd-restore"
 const UnitEtcdRestore = "kcore-etcd-restore"
 
 // EtcdRestoreSnapshotPath is where a restore's snapshot is written on every
-// control plane.
+// control plane of a cluster in the primary slot (Layout.EtcdRestoreSnapshot
+// in any slot).
 func EtcdRestoreSnapshotPath(gen int) string {
-	return EtcdRestoreDir + "/" + strconv.Itoa(gen) + "/snapshot.db"
+	return PrimaryLayout().EtcdRestoreSnapshot(gen)
 }
 
 // etcdGeneration is the etcd generation the nodes run: the one a restore in
@@ -41,12 +42,13 @@ func (r *renderer) restoring() *api.EtcdRestore {
 }
 
 // etcdDataDir is etcd's data directory for generation gen: Options'
-// EtcdDataDir at 0, EtcdRestoreDir/<gen>/data after a restore.
+// EtcdDataDir (with the layout's suffix) at 0, the layout's
+// EtcdRestoreDir/<gen>/data after a restore.
 func (r *renderer) etcdDataDir(gen int) string {
 	if gen == 0 {
-		return r.opts.EtcdDataDir
+		return r.opts.EtcdDataDir + r.l.EtcdDataSuffix
 	}
-	return EtcdRestoreDir + "/" + strconv.Itoa(gen) + "/data"
+	return r.l.EtcdRestoreDir + "/" + strconv.Itoa(gen) + "/data"
 }
 
 // etcdGenerationExtra is the extra hash input of the units that must
@@ -73,21 +75,21 @@ func (r *renderer) etcdRestore(b *builder, m api.ClusterNode, initial string) (s
 	if rs.Generation <= 0 {
 		return "", fmt.Errorf("render etcd restore: generation %d: %w", rs.Generation, ErrInvalid)
 	}
-	snap := EtcdRestoreSnapshotPath(rs.Generation)
+	snap := r.l.EtcdRestoreSnapshot(rs.Generation)
 	b.files[snap] = api.File{
 		Path: snap, Mode: 0o600, Secret: true, Encoding: api.EncodingGzipBase64, Reason: "etcd snapshot to restore",
 		Content: base64.StdEncoding.EncodeToString(r.opts.EtcdRestoreSnapshot),
 	}
 	b.units = append(b.units, pendingUnit{
 		unit: api.Unit{
-			Name:   UnitEtcdRestore,
+			Name:   r.l.UnitEtcdRestore,
 			Reason: "restore etcd from the snapshot",
 			Argv: []string{
 				"etcdutl", "snapshot", "restore", snap,
 				"--name=" + m.NodeID,
 				"--initial-cluster=" + initial,
 				"--initial-cluster-token=" + r.c.Metadata.Name + "-restore-" + strconv.Itoa(rs.Generation),
-				"--initial-advertise-peer-urls=" + urlFor(m.AdvertiseAddress, EtcdPeerPort),
+				"--initial-advertise-peer-urls=" + urlFor(m.AdvertiseAddress, r.l.EtcdPeerPort),
 				"--data-dir=" + r.etcdDataDir(rs.Generation),
 			},
 			Oneshot: true,
@@ -96,5 +98,5 @@ func (r *renderer) etcdRestore(b *builder, m api.ClusterNode, initial string) (s
 		reads: []string{snap},
 		extra: []string{"etcd-generation=" + strconv.Itoa(rs.Generation)},
 	})
-	return UnitEtcdRestore, nil
+	return r.l.UnitEtcdRestore, nil
 }

@@ -116,8 +116,8 @@ func (r *renderer) provisioner(b *builder) error {
 	if err != nil {
 		return fmt.Errorf("render provisioner: %w", err)
 	}
-	b.file(ProvisionerPath, modeConfig, yaml, false, "local-path provisioner "+manifests.LocalPathProvisionerImage+", StorageClass "+scName+", paths "+nodePathsString(paths))
-	b.task(api.Task{Name: TaskProvisioner, Argv: r.kubectlApply(ProvisionerPath), After: []string{UnitAPIServer}, Reason: "kubectl apply the local-path provisioner"},
-		ProvisionerPath, AdminKubeconfigPath)
+	b.file(r.l.Provisioner, modeConfig, yaml, false, "local-path provisioner "+manifests.LocalPathProvisionerImage+", StorageClass "+scName+", paths "+nodePathsString(paths))
+	b.task(api.Task{Name: r.l.TaskProvisioner, Argv: r.kubectlApply(r.l.Provisioner), After: []string{r.l.UnitAPIServer}, Reason: "kubectl apply the local-path provisioner"},
+		r.l.Provisioner, r.l.AdminKubeconfig)
 	return nil
 }
