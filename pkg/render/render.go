@@ -154,10 +154,10 @@ func (r *renderer) node(m api.ClusterNode) (*api.NodeState, error) {
 }
 
 // runsKubelet reports whether member id runs this cluster's kubelet: not on
-// a machine it shares with another cluster's kubelet (ClusterStatus.Shared),
-// where it runs its control plane only.
+// a machine another cluster used when it joined (ClusterStatus.Shared, see
+// Place), where it runs its control plane only.
 func (r *renderer) runsKubelet(id string) bool {
-	return r.c.Status.Slot == PrimarySlot || !slices.Contains(r.c.Status.Shared, id)
+	return !slices.Contains(r.c.Status.Shared, id)
 }
 
 // endpointURL is https://<apiServerEndpoint>.
