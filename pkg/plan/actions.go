@@ -18,39 +18,44 @@ func (b *builder) planCreate(j job) ClusterPlan {
 	b.checkTopology(c)
 	b.checkFsync(c, nil)
 	b.checkInitialCluster(c)
+	status := b.place(c, nil, api.ClusterStatus{})
+	b.checkSharing(c, status)
 	s := &stepper{etcd: newEtcdState(nil, b.env.ready)}
-	b.createSteps(s, c)
-	return ClusterPlan{Name: j.name, Action: ActionCreate, Steps: s.steps, Desired: c}
+	b.createSteps(s, c, status)
+	return ClusterPlan{Name: j.name, Action: ActionCreate, Steps: s.steps, Desired: c, Slot: status.Slot, Shared: status.Shared}
 }
 
-// createSteps renders c from nothing: every node joins.
-func (b *builder) createSteps(s *stepper, c *api.KubernetesCluster) {
-	if cur := b.renderFor(c, api.ClusterStatus{}, false); cur != nil {
-		b.stepsFromDiff(s, modeCreate, c.Metadata.Name, diffRenders(nil, c, nil, cur, keepOrder))
+// createSteps renders c from nothing with status (its placement): every
+// node joins.
+func (b *builder) createSteps(s *stepper, c *api.KubernetesCluster, status api.ClusterStatus) {
+	if cur := b.renderFor(c, status, false); cur != nil {
+		b.stepsFromDiff(s, modeCreate, layoutOf(c.Metadata.Name, status), diffRenders(nil, c, nil, cur, keepOrder))
 	}
 }
 
 // updateSteps diffs the render of the stored cluster with the render of
-// next, both with the stored status.
-func (b *builder) updateSteps(s *stepper, j job, next *api.KubernetesCluster, leaveOrder func([]string) []string) {
+// next: the stored status, and for next that status with next's placement
+// (members it adds may land on shared machines).
+func (b *builder) updateSteps(s *stepper, j job, next *api.KubernetesCluster, nextStatus api.ClusterStatus, leaveOrder func([]string) []string) {
 	status := b.env.status[j.name]
 	old := b.renderFor(j.stored, status, true)
 	if old == nil {
 		return
 	}
-	cur := b.renderFor(next, status, true)
+	cur := b.renderFor(next, nextStatus, true)
 	if cur == nil {
 		return
 	}
-	b.stepsFromDiff(s, modeUpdate, j.name, diffRenders(j.stored, next, old, cur, leaveOrder))
+	b.stepsFromDiff(s, modeUpdate, layoutOf(j.name, status), diffRenders(j.stored, next, old, cur, leaveOrder))
 }
 
 // teardownSteps renders the stored cluster and diffs it with nothing:
 // workers leave first, then the control planes in reverse order so the
 // bootstrap node goes last. Volumes are kept on disk.
 func (b *builder) teardownSteps(s *stepper, j job) {
-	if old := b.renderFor(j.stored, b.env.status[j.name], true); old != nil {
-		b.stepsFromDiff(s, modeTeardown, j.name, diffRenders(j.stored, nil, old, nil, reverseOrder))
+	status := b.env.status[j.name]
+	if old := b.renderFor(j.stored, status, true); old != nil {
+		b.stepsFromDiff(s, modeTeardown, layoutOf(j.name, status), diffRenders(j.stored, nil, old, nil, reverseOrder))
 	}
 }
 
@@ -77,11 +82,13 @@ func (b *builder) planUpdate(j job) ClusterPlan {
 	b.checkCilium(c, j.stored)
 	b.checkAddresses(c, j.stored)
 	b.checkStorage(volumeDemands(c, j.stored))
+	status := b.place(c, j.stored, b.env.status[j.name])
+	b.checkSharing(c, status)
 	s := &stepper{etcd: newEtcdState(memberIDs(j.stored.Spec.ControlPlaneNodes), b.env.ready)}
 	if !blocks(b.plan, j.name) {
-		b.updateSteps(s, j, c, keepOrder)
+		b.updateSteps(s, j, c, status, keepOrder)
 	}
-	return ClusterPlan{Name: j.name, Action: ActionUpdate, Diff: fieldChanges(changes), Steps: s.steps, Desired: c}
+	return ClusterPlan{Name: j.name, Action: ActionUpdate, Diff: fieldChanges(changes), Steps: s.steps, Desired: c, Slot: status.Slot, Shared: status.Shared}
 }
 
 func (b *builder) planReplace(j job) ClusterPlan {
@@ -95,11 +102,13 @@ func (b *builder) planReplace(j job) ClusterPlan {
 	b.checkTopology(c)
 	b.checkFsync(c, nil)
 	b.checkInitialCluster(c)
+	status := b.place(c, nil, api.ClusterStatus{})
+	b.checkSharing(c, status)
 	s := &stepper{etcd: newEtcdState(memberIDs(j.stored.Spec.ControlPlaneNodes), b.env.ready), teardown: true}
 	b.teardownSteps(s, j)
 	s.etcd, s.teardown = newEtcdState(nil, b.env.ready), false
-	b.createSteps(s, c)
-	return ClusterPlan{Name: j.name, Action: ActionReplace, Diff: fieldChanges(diffClusters(j.stored, c)), Steps: s.steps, Desired: c}
+	b.createSteps(s, c, status)
+	return ClusterPlan{Name: j.name, Action: ActionReplace, Diff: fieldChanges(diffClusters(j.stored, c)), Steps: s.steps, Desired: c, Slot: status.Slot, Shared: status.Shared}
 }
 
 func (b *builder) planDelete(j job) ClusterPlan {

@@ -81,6 +81,14 @@ const (
 	CodeNotAMember                = "not-a-member"
 	CodeConflictingRequest        = "conflicting-request"
 	CodeRenderFailed              = "render-failed"
+	// Clusters sharing a machine (sharing.go).
+	CodeNoSlot                = "no-slot"
+	CodeSlotInUse             = "slot-in-use"
+	CodePortInUse             = "port-in-use"
+	CodeRouterIDInUse         = "router-id-in-use"
+	CodeCIDROverlap           = "cidr-overlap"
+	CodePathInUse             = "path-in-use"
+	CodeWorkerOnSharedMachine = "worker-on-shared-machine"
 )
 
 // Warning codes.
@@ -92,6 +100,7 @@ const (
 	CodeSlowFsync             = "slow-fsync"
 	CodeInitialClusterIgnored = "initial-cluster-ignored"
 	CodeManifestWarning       = "manifest-warning"
+	CodeControlPlaneOnly      = "control-plane-only"
 )
 
 // SlowFsyncMillis is etcd's guidance for the 99th percentile of WAL fsync latency.

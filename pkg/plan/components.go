@@ -11,20 +11,22 @@ import (
 // render's names: a unit or task by its name, a file by what reads it
 // (certificates and kubeconfigs are "certificates"), a volume by its
 // manifest name.
-func componentOf(it ItemChange, cluster, node string) string {
+// l is the cluster's layout: names in any slot map to the reference's.
+func componentOf(it ItemChange, l render.Layout, node string) string {
+	name := l.Reference(it.Name)
 	switch it.Kind {
 	case KindVolume:
-		return ComponentVolumePrefix + strings.TrimPrefix(it.Name, api.VolumeName(cluster, node, ""))
+		return ComponentVolumePrefix + strings.TrimPrefix(it.Name, api.VolumeName(l.Cluster, node, ""))
 	case KindUnit, KindTask:
-		if c, ok := processComponents()[it.Name]; ok {
+		if c, ok := processComponents()[name]; ok {
 			return c
 		}
 		return it.Name
 	}
-	if c, ok := fileComponents()[it.Name]; ok {
+	if c, ok := fileComponents()[name]; ok {
 		return c
 	}
-	if strings.HasPrefix(it.Name, render.PKIDir+"/") {
+	if strings.HasPrefix(name, render.PKIDir+"/") {
 		return ComponentCertificates
 	}
 	if strings.HasPrefix(it.Name, render.DefaultEtcdDataDir) {

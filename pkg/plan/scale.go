@@ -54,8 +54,10 @@ func (b *builder) planScale(j job) ClusterPlan {
 		slices.SortStableFunc(out, func(x, y string) int { return boolInt(b.env.ready(x)) - boolInt(b.env.ready(y)) })
 		return out
 	}
-	b.updateSteps(s, j, next, notReadyFirst)
-	return ClusterPlan{Name: j.name, Action: ActionUpdate, Diff: fieldChanges(diffClusters(st, next)), Steps: s.steps, Desired: next}
+	status := b.place(next, st, b.env.status[j.name])
+	b.checkSharing(next, status)
+	b.updateSteps(s, j, next, status, notReadyFirst)
+	return ClusterPlan{Name: j.name, Action: ActionUpdate, Diff: fieldChanges(diffClusters(st, next)), Steps: s.steps, Desired: next, Slot: status.Slot, Shared: status.Shared}
 }
 
 func boolInt(b bool) int {

@@ -49,10 +49,10 @@ type group struct {
 
 // groups splits a node's change into components, ordered by componentRank
 // (reversed for a leaving node: processes stop before their files go).
-func groups(nc NodeChange, cluster string) []group {
+func groups(nc NodeChange, l render.Layout) []group {
 	var out []group
 	for _, it := range nc.Items {
-		c := componentOf(it, cluster, nc.Node)
+		c := componentOf(it, l, nc.Node)
 		i := slices.IndexFunc(out, func(g group) bool { return g.component == c })
 		if i < 0 {
 			out = append(out, group{component: c})
@@ -71,7 +71,8 @@ func groups(nc NodeChange, cluster string) []group {
 // changed components in order, membership steps (etcd learner and removal,
 // drain, Node object) where nodes join or leave, and the add-ons of the
 // nodes that stay last.
-func (b *builder) stepsFromDiff(s *stepper, mode int, cluster string, changes []plannedChange) {
+// l is the cluster's layout, in which its items are named.
+func (b *builder) stepsFromDiff(s *stepper, mode int, l render.Layout, changes []plannedChange) {
 	var addons []Step
 	formed := false
 	for _, pc := range changes {
@@ -80,7 +81,7 @@ func (b *builder) stepsFromDiff(s *stepper, mode int, cluster string, changes []
 		if leaving && mode == modeUpdate && (!pc.controlPlane || b.env.ready(id)) {
 			s.add(id, ComponentKubelet, StepDrain, DisruptionDrain, "cordon and drain "+id+"; its pods move to other nodes")
 		}
-		gs := groups(pc.NodeChange, cluster)
+		gs := groups(pc.NodeChange, l)
 		if leaving && mode == modeUpdate {
 			// A leaving control plane leaves etcd after its drain and
 			// before its units stop, as the orchestrator does it.
@@ -97,7 +98,7 @@ func (b *builder) stepsFromDiff(s *stepper, mode int, cluster string, changes []
 			if g.component == ComponentEtcd && pc.controlPlane && pc.Membership != "" {
 				action, disruption, detail = b.etcdMembership(s, mode, id, pc.Membership, changes, &formed)
 			}
-			if g.component == ComponentAddons && pc.Membership == "" && replacesKubeDNS(g) {
+			if g.component == ComponentAddons && pc.Membership == "" && replacesKubeDNS(g, l) {
 				action = StepReplace
 				detail = "the kube-dns Service is deleted and created again with the new cluster IP: a Service's clusterIP cannot change in place; names do not resolve through it in between, and pods keep the old resolver until they are recreated"
 			}
@@ -172,9 +173,9 @@ func (b *builder) etcdMembership(s *stepper, mode int, id, membership string, ch
 
 // replacesKubeDNS reports whether the add-on changes re-run the task that
 // deletes the kube-dns Service.
-func replacesKubeDNS(g group) bool {
+func replacesKubeDNS(g group, l render.Layout) bool {
 	return slices.ContainsFunc(g.items, func(it ItemChange) bool {
-		return it.Kind == KindTask && it.Name == render.TaskKubeDNSReplace && it.Change == ChangeRun
+		return it.Kind == KindTask && it.Name == l.TaskKubeDNSReplace && it.Change == ChangeRun
 	})
 }
 

@@ -75,6 +75,10 @@ type ClusterPlan struct {
 	// Desired is the object the controller stores when the plan is applied
 	// (name, labels and defaulted spec); nil for delete and no-op.
 	Desired *api.KubernetesCluster `json:"desired,omitempty"`
+	// Slot and Shared are where the cluster goes among the clusters sharing
+	// its machines (render.Place): apply records them in its status.
+	Slot   int      `json:"slot,omitempty"`
+	Shared []string `json:"shared,omitempty"`
 }
 
 // FieldChange is one changed field: Old is empty for an added field, New for a removed one.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path"
 	"strconv"
+	"strings"
 )
 
 // Slots of the clusters sharing a machine. The primary slot keeps the
@@ -188,16 +189,34 @@ func (l Layout) Ports() []int {
 	}
 }
 
-// ProcessName maps a unit or task name of the layout to the primary
-// layout's name of the same process, so callers that key on the
+// Files are every fixed file path of the layout (the PKI directory's files
+// and restore snapshots aside).
+func (l Layout) Files() []string {
+	return []string{
+		l.AdminKubeconfig, l.ControllerManagerKubeconfig, l.SchedulerKubeconfig, l.KubeletKubeconfig,
+		l.KubeletConfig, l.KubeProxyKubeconfig, l.KubeProxyConfig, l.KeepalivedConfig, l.VRRPFirewall,
+		l.CiliumL2, l.Provisioner, l.RBAC, l.CoreDNS, l.KubeDNSService, l.BridgeCNI, l.BridgeRoutes,
+	}
+}
+
+// Reference maps a unit or task name or a file path of the layout to the
+// primary layout's name of the same thing, so callers that key on the
 // reference's names (plan components, rollout order) work in every slot.
-// A name not in the layout is returned unchanged.
-func (l Layout) ProcessName(name string) string {
-	ref := PrimaryLayout().Units()
+// Anything else is returned unchanged.
+func (l Layout) Reference(name string) string {
+	ref := PrimaryLayout()
 	for i, n := range l.Units() {
 		if n == name {
-			return ref[i]
+			return ref.Units()[i]
 		}
+	}
+	for i, n := range l.Files() {
+		if n == name {
+			return ref.Files()[i]
+		}
+	}
+	if rest, ok := strings.CutPrefix(name, l.PKIDir+"/"); ok {
+		return ref.PKI(rest)
 	}
 	return name
 }
