@@ -72,6 +72,12 @@ func commitOps(v *View, req apiv1.PlanRequest, resp *apiv1.PlanResponse, at time
 				next.Status.Phase = api.PhaseScaling
 			}
 		}
+		if cp.Action != plan.ActionDelete {
+			// Where the plan placed the cluster among those sharing its
+			// machines: fixed at create, so a later cluster never takes
+			// the primary slot from it.
+			next.Status.Slot, next.Status.Shared = cp.Slot, cp.Shared
+		}
 		next.APIVersion, next.Kind = api.APIVersion, api.KindKubernetesCluster
 		next.Metadata.Name = cp.Name
 		data, err := json.Marshal(next)

@@ -66,7 +66,7 @@ func (r *renderer) etcd(b *builder, m api.ClusterNode) error {
 	b.units = append(b.units, pendingUnit{
 		unit: api.Unit{
 			Name:      r.l.UnitEtcd,
-			Reason:    "etcd member " + m.NodeID,
+			Reason:    "etcd member " + m.NodeID + r.portsNote(r.l.EtcdClientPort, r.l.EtcdPeerPort),
 			Argv:      argv,
 			After:     after,
 			Restart:   api.RestartAlways,
@@ -79,6 +79,19 @@ func (r *renderer) etcd(b *builder, m api.ClusterNode) error {
 		hashArgv: hashArgv,
 	})
 	return nil
+}
+
+// portsNote names the ports of a unit outside the primary slot, whose
+// ports differ from the reference's (nothing in the primary slot).
+func (r *renderer) portsNote(ports ...int) string {
+	if r.l.Slot == PrimarySlot {
+		return ""
+	}
+	s := make([]string, len(ports))
+	for i, p := range ports {
+		s[i] = strconv.Itoa(p)
+	}
+	return " (slot " + strconv.Itoa(r.l.Slot) + ", ports " + strings.Join(s, ", ") + ")"
 }
 
 // apiServer renders kube-apiserver, listening on the endpoint's port. It talks
@@ -126,7 +139,7 @@ func (r *renderer) controllerManager(b *builder, m api.ClusterNode) error {
 	v := r.release(m.NodeID, true)
 	b.unit(api.Unit{
 		Name:      r.l.UnitControllerManager,
-		Reason:    "kube-controller-manager",
+		Reason:    "kube-controller-manager" + r.portsNote(r.l.ControllerManagerPort),
 		Version:   v,
 		Argv:      argv,
 		After:     []string{r.l.UnitAPIServer},
@@ -142,7 +155,7 @@ func (r *renderer) scheduler(b *builder, m api.ClusterNode) error {
 	v := r.release(m.NodeID, true)
 	b.unit(api.Unit{
 		Name:      r.l.UnitScheduler,
-		Reason:    "kube-scheduler",
+		Reason:    "kube-scheduler" + r.portsNote(r.l.SchedulerPort),
 		Version:   v,
 		Argv:      r.argv(kubeflags.Scheduler, m, kubeflags.Inputs{Kubeconfig: kc, SecurePort: r.l.SchedulerPort}),
 		After:     []string{r.l.UnitAPIServer},
