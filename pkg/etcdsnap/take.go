@@ -71,7 +71,7 @@ type Taker struct {
 func (t *Taker) Take(ctx context.Context, c *api.KubernetesCluster, s *pki.ClusterSecrets) (*Snapshot, error) {
 	var errs []error
 	for _, n := range c.Spec.ControlPlaneNodes {
-		snap, err := t.takeFrom(ctx, s, n)
+		snap, err := t.takeFrom(ctx, c, s, n)
 		if err == nil {
 			return snap, nil
 		}
@@ -83,7 +83,7 @@ func (t *Taker) Take(ctx context.Context, c *api.KubernetesCluster, s *pki.Clust
 	return nil, fmt.Errorf("take etcd snapshot of %s: %w: %w", c.Metadata.Name, ErrNoEtcd, errors.Join(errs...))
 }
 
-func (t *Taker) takeFrom(ctx context.Context, s *pki.ClusterSecrets, n api.ClusterNode) (*Snapshot, error) {
+func (t *Taker) takeFrom(ctx context.Context, c *api.KubernetesCluster, s *pki.ClusterSecrets, n api.ClusterNode) (*Snapshot, error) {
 	cp := s.ControlPlanes[n.NodeID]
 	if cp == nil || len(cp.APIServerEtcdClient.CertPEM) == 0 {
 		return nil, errors.New("no etcd client certificate")
@@ -99,7 +99,7 @@ func (t *Taker) takeFrom(ctx context.Context, s *pki.ClusterSecrets, n api.Clust
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	url := t.base(n.AdvertiseAddress) + "/v3/maintenance/snapshot"
+	url := t.base(c, n.AdvertiseAddress) + "/v3/maintenance/snapshot"
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader("{}"))
 	if err != nil {
 		return nil, fmt.Errorf("POST %s: %w", url, err)
@@ -130,11 +130,13 @@ func (t *Taker) takeFrom(ctx context.Context, s *pki.ClusterSecrets, n api.Clust
 	return &Snapshot{Data: data, Member: n.NodeID, SHA256: hex.EncodeToString(sum[:]), Revision: rev}, nil
 }
 
-func (t *Taker) base(address string) string {
+// base is etcd's URL on a control plane of c, on the client port of c's
+// layout.
+func (t *Taker) base(c *api.KubernetesCluster, address string) string {
 	if t.Endpoint != nil {
 		return t.Endpoint(address)
 	}
-	return "https://" + net.JoinHostPort(address, strconv.Itoa(render.EtcdClientPort))
+	return "https://" + net.JoinHostPort(address, strconv.Itoa(render.ClusterLayout(c).EtcdClientPort))
 }
 
 // streamMessage is one line of the gateway's snapshot stream: a result

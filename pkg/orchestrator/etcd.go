@@ -155,7 +155,7 @@ func (e *HTTPEtcd) post(ctx context.Context, c *api.KubernetesCluster, s *pki.Cl
 		if err != nil {
 			return err
 		}
-		url := etcdURL(e.EtcdEndpoint, n.AdvertiseAddress) + path
+		url := etcdURL(e.EtcdEndpoint, c, n.AdvertiseAddress) + path
 		req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
 		if err != nil {
 			return fmt.Errorf("POST %s: %w", url, err)

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+
+	"kcore.dev/kcore/pkg/api"
 )
 
 // fakeGateway stands in for etcd's v3 JSON gateway membership calls: it
@@ -33,7 +35,7 @@ func (g *fakeGateway) seed(nodes map[string]string) {
 	g.members = nil
 	for id, addr := range nodes {
 		g.next++
-		g.members = append(g.members, gatewayMember{ID: memberID(g.next), Name: id, PeerURLs: []string{peerURL(addr)}})
+		g.members = append(g.members, gatewayMember{ID: memberID(g.next), Name: id, PeerURLs: []string{peerURL(&api.KubernetesCluster{}, addr)}})
 	}
 }
 

@@ -94,7 +94,7 @@ func (h *HTTPChecker) checkEtcd(ctx context.Context, c *api.KubernetesCluster, s
 	var bad []string
 	healthy := 0
 	for _, n := range cps {
-		url := etcdURL(h.EtcdEndpoint, n.AdvertiseAddress) + "/health"
+		url := etcdURL(h.EtcdEndpoint, c, n.AdvertiseAddress) + "/health"
 		err := h.checkMember(ctx, s, n.NodeID, url)
 		if err != nil {
 			bad = append(bad, fmt.Sprintf("%s: %v", n.NodeID, err))
@@ -139,12 +139,13 @@ func (h *HTTPChecker) memberClient(s *pki.ClusterSecrets, node string) (*http.Cl
 	return tlsClient(s.EtcdCA.CertPEM, cp.APIServerEtcdClient, h.timeout())
 }
 
-// etcdURL is etcd's base URL on a control plane.
-func etcdURL(endpoint func(string) string, address string) string {
+// etcdURL is etcd's base URL on a control plane of c, on the client port of
+// c's layout.
+func etcdURL(endpoint func(string) string, c *api.KubernetesCluster, address string) string {
 	if endpoint != nil {
 		return endpoint(address)
 	}
-	return "https://" + net.JoinHostPort(address, strconv.Itoa(render.EtcdClientPort))
+	return "https://" + net.JoinHostPort(address, strconv.Itoa(render.ClusterLayout(c).EtcdClientPort))
 }
 
 // adminPair is the admin client certificate of the first control plane that

@@ -32,7 +32,7 @@ func (h *HTTPChecker) EtcdCaughtUp(ctx context.Context, c *api.KubernetesCluster
 	var newest, applied uint64
 	var own *etcdStatus
 	for _, n := range c.Spec.ControlPlaneNodes {
-		st, err := h.memberStatus(ctx, s, n)
+		st, err := h.memberStatus(ctx, c, s, n)
 		if err != nil {
 			if n.NodeID == node {
 				return fmt.Sprintf("etcd member %s: %v", node, err)
@@ -58,13 +58,13 @@ func (h *HTTPChecker) EtcdCaughtUp(ctx context.Context, c *api.KubernetesCluster
 }
 
 // memberStatus asks one control plane's etcd member for its status.
-func (h *HTTPChecker) memberStatus(ctx context.Context, s *pki.ClusterSecrets, n api.ClusterNode) (*etcdStatus, error) {
+func (h *HTTPChecker) memberStatus(ctx context.Context, c *api.KubernetesCluster, s *pki.ClusterSecrets, n api.ClusterNode) (*etcdStatus, error) {
 	client, err := h.memberClient(s, n.NodeID)
 	if err != nil {
 		return nil, err
 	}
 	defer client.CloseIdleConnections()
-	url := etcdURL(h.EtcdEndpoint, n.AdvertiseAddress) + "/v3/maintenance/status"
+	url := etcdURL(h.EtcdEndpoint, c, n.AdvertiseAddress) + "/v3/maintenance/status"
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader("{}"))
 	if err != nil {
 		return nil, fmt.Errorf("POST %s: %w", url, err)

@@ -96,7 +96,7 @@ func (o *Orchestrator) reconcile(ctx context.Context, name string, checkHealth b
 		}
 		want := rendered[id]
 		if old != nil && status.SpecRollout.Held(id) {
-			want = heldState(old, status.Pins[id].VIPReleased)
+			want = heldState(old, render.ClusterLayout(&c), status.Pins[id].VIPReleased)
 		}
 		if old != nil && old.hash == render.Hash(want) {
 			gens[id] = old.ns.Generation
@@ -284,9 +284,10 @@ func etcdExists(c *api.KubernetesCluster, states map[string]*storedState) bool {
 	if isTrue(c.Status.Conditions, CondBootstrapped) && c.Status.Phase == api.PhaseScaling {
 		return true
 	}
+	unit := render.ClusterLayout(c).UnitEtcd
 	for _, s := range states {
 		for _, u := range s.ns.Units {
-			if u.Name == render.UnitEtcd && containsArg(u.Argv, "--initial-cluster-state=existing") {
+			if u.Name == unit && containsArg(u.Argv, "--initial-cluster-state=existing") {
 				return true
 			}
 		}
@@ -303,14 +304,15 @@ func controlPlanesChange(c *api.KubernetesCluster, states map[string]*storedStat
 		return true
 	}
 	cps := map[string]bool{}
+	unit := render.ClusterLayout(c).UnitEtcd
 	for _, n := range c.Spec.ControlPlaneNodes {
 		cps[n.NodeID] = true
-		if st := states[n.NodeID]; st == nil || !hasUnit(st, render.UnitEtcd) {
+		if st := states[n.NodeID]; st == nil || !hasUnit(st, unit) {
 			return true
 		}
 	}
 	for id, st := range states {
-		if !cps[id] && hasUnit(st, render.UnitEtcd) {
+		if !cps[id] && hasUnit(st, unit) {
 			return true
 		}
 	}

@@ -30,6 +30,7 @@ const DefaultSpecKubeletBatch = 2
 func planSpecRollout(c *api.KubernetesCluster, states map[string]*storedState, rendered map[string]*api.NodeState, batch int) *api.SpecRollout {
 	var steps []api.UpdateStep
 	var kubelets []string
+	l := render.ClusterLayout(c)
 	for _, m := range c.Spec.Members() {
 		id := m.NodeID
 		old, cur := states[id], rendered[id]
@@ -38,7 +39,11 @@ func planSpecRollout(c *api.KubernetesCluster, states map[string]*storedState, r
 			// gets its new state at once (the fix for a failed step).
 			continue
 		}
+		// Restarted units by the reference's names, in any slot.
 		restarts := plan.NodeDiff(&old.ns, cur).Restarts()
+		for i, u := range restarts {
+			restarts[i] = l.Reference(u)
+		}
 		switch {
 		case c.Spec.IsControlPlane(id) && slices.ContainsFunc(restarts, isControlPlaneUnit):
 			steps = append(steps, api.UpdateStep{Nodes: []string{id}, Scope: rollout.ScopeControlPlane, State: rollout.StepPending})
@@ -107,10 +112,10 @@ func storePinIn(status *api.ClusterStatus, id string, pin api.NodePin) {
 
 // heldState is what a node the spec rollout holds runs meanwhile: the state
 // it has, without keepalived once it released the VIP for its step.
-func heldState(old *storedState, vipReleased bool) *api.NodeState {
+func heldState(old *storedState, l render.Layout, vipReleased bool) *api.NodeState {
 	ns := old.ns
 	if vipReleased {
-		ns.Units = slices.DeleteFunc(slices.Clone(ns.Units), func(u api.Unit) bool { return u.Name == render.UnitKeepalived })
+		ns.Units = slices.DeleteFunc(slices.Clone(ns.Units), func(u api.Unit) bool { return u.Name == l.UnitKeepalived })
 	}
 	return &ns
 }

@@ -260,7 +260,7 @@ func (r *roller) published(c *api.KubernetesCluster, id string) (*storedState, s
 	if st == nil {
 		return nil, fmt.Sprintf("%s has no state in cluster %s yet", id, c.Metadata.Name)
 	}
-	if c.Spec.HighAvailability.Enabled && c.Spec.IsControlPlane(id) && hasUnit(st, render.UnitKeepalived) == c.Status.Pins[id].VIPReleased {
+	if c.Spec.HighAvailability.Enabled && c.Spec.IsControlPlane(id) && hasUnit(st, render.ClusterLayout(c).UnitKeepalived) == c.Status.Pins[id].VIPReleased {
 		return nil, fmt.Sprintf("%s: keepalived state not published yet", id)
 	}
 	return st, ""
@@ -427,13 +427,14 @@ func (r *roller) gate(ctx context.Context, k *kubeConn, co *clusterObj, id strin
 
 // versionUnit is the unit whose release proves node id's scope moved.
 func versionUnit(c *api.KubernetesCluster, id, scope string) string {
+	l := render.ClusterLayout(c)
 	if scope != rollout.ScopeKubelet && c.Spec.IsControlPlane(id) {
-		return render.UnitAPIServer
+		return l.UnitAPIServer
 	}
 	if scope == rollout.ScopeControlPlane {
 		return ""
 	}
-	return render.UnitKubelet
+	return l.UnitKubelet
 }
 
 func unitVersion(st *storedState, name string) string {

@@ -22,9 +22,9 @@ type membershipStep struct {
 	cond    api.Condition
 }
 
-// peerURL is a control plane's etcd peer URL, as render writes it.
-func peerURL(address string) string {
-	return "https://" + net.JoinHostPort(address, strconv.Itoa(render.EtcdPeerPort))
+// peerURL is a control plane's etcd peer URL in c, as render writes it.
+func peerURL(c *api.KubernetesCluster, address string) string {
+	return "https://" + net.JoinHostPort(address, strconv.Itoa(render.ClusterLayout(c).EtcdPeerPort))
 }
 
 // syncEtcd moves etcd's membership one step towards the spec's control
@@ -40,7 +40,7 @@ func (o *Orchestrator) syncEtcd(ctx context.Context, c *api.KubernetesCluster, s
 	step := membershipStep{hold: map[string]bool{}}
 	want := map[string]string{}
 	for _, n := range c.Spec.ControlPlaneNodes {
-		want[peerURL(n.AdvertiseAddress)] = n.NodeID
+		want[peerURL(c, n.AdvertiseAddress)] = n.NodeID
 	}
 	fail := func(err error) membershipStep {
 		for _, n := range c.Spec.ControlPlaneNodes {
@@ -96,7 +96,7 @@ func (o *Orchestrator) syncEtcd(ctx context.Context, c *api.KubernetesCluster, s
 		m, ok := byNode[n.NodeID]
 		switch {
 		case !ok && learners == 0:
-			if _, err := o.cfg.Etcd.AddLearner(ctx, c, s, peerURL(n.AdvertiseAddress)); err != nil {
+			if _, err := o.cfg.Etcd.AddLearner(ctx, c, s, peerURL(c, n.AdvertiseAddress)); err != nil {
 				return fail(err)
 			}
 			learners++

@@ -5,6 +5,8 @@ import (
 	"path"
 	"strconv"
 	"strings"
+
+	"kcore.dev/kcore/pkg/api"
 )
 
 // Slots of the clusters sharing a machine. The primary slot keeps the
@@ -161,6 +163,17 @@ func LayoutFor(name string, slot int) (Layout, error) {
 	l.FirewallTable += "_" + s
 	l.VirtualRouterID += slot
 	return l, nil
+}
+
+// ClusterLayout is the layout of c in its recorded slot
+// (api.ClusterStatus.Slot); a slot out of range, which Render refuses,
+// gives the primary layout.
+func ClusterLayout(c *api.KubernetesCluster) Layout {
+	l, err := LayoutFor(c.Metadata.Name, c.Status.Slot)
+	if err != nil {
+		l, _ = LayoutFor(c.Metadata.Name, PrimarySlot)
+	}
+	return l
 }
 
 // PKI is the path of file name under the layout's PKI directory.

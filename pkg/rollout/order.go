@@ -144,17 +144,9 @@ func (e *env) disruptions(t *target, scope string) []Disruption {
 	return out
 }
 
-// Unit names on the nodes: render's, and the agent's own.
-const (
-	unitEtcd              = render.UnitEtcd
-	unitAPIServer         = render.UnitAPIServer
-	unitControllerManager = render.UnitControllerManager
-	unitScheduler         = render.UnitScheduler
-	unitKeepalived        = render.UnitKeepalived
-	unitKubelet           = render.UnitKubelet
-	unitKubeProxy         = render.UnitKubeProxy
-	unitNodeAgent         = "kcore-node-agent"
-)
+// unitNodeAgent is the agent's own unit; the clusters' units come from
+// their render.Layout.
+const unitNodeAgent = "kcore-node-agent"
 
 // units lists the units the step restarts on t: the control-plane units in
 // scopes node and control-plane, the kubelet (and kube-proxy with bridge CNI)
@@ -170,17 +162,21 @@ func (e *env) units(t *target, scope string) []string {
 		}
 	}
 	for _, c := range t.clusters {
+		// Each cluster's units by its layout: a cluster outside the
+		// primary slot has its own names, and no kubelet on a machine it
+		// shares (render.Place).
+		l := render.ClusterLayout(c)
 		cp := c.Spec.IsControlPlane(t.id)
 		if cp && scope != ScopeKubelet {
-			add(unitEtcd, unitAPIServer, unitControllerManager, unitScheduler)
+			add(l.UnitEtcd, l.UnitAPIServer, l.UnitControllerManager, l.UnitScheduler)
 			if c.Spec.HighAvailability.Enabled && e.spec.UpdateKind != api.UpdateKindK8s {
-				add(unitKeepalived)
+				add(l.UnitKeepalived)
 			}
 		}
-		if scope != ScopeControlPlane {
-			add(unitKubelet)
+		if scope != ScopeControlPlane && !slices.Contains(c.Status.Shared, t.id) {
+			add(l.UnitKubelet)
 			if c.Spec.CNI == api.CNIBridge {
-				add(unitKubeProxy)
+				add(l.UnitKubeProxy)
 			}
 		}
 	}

@@ -160,14 +160,14 @@ func TestDisruptions(t *testing.T) {
 		kinds []string
 		units []string
 	}{
-		{"worker", referenceUpdate(), 0, "node-103", []string{DisruptionDrain, DisruptionRestartUnit}, []string{unitKubelet, unitNodeAgent}},
+		{"worker", referenceUpdate(), 0, "node-103", []string{DisruptionDrain, DisruptionRestartUnit}, []string{render.UnitKubelet, unitNodeAgent}},
 		{"control plane", referenceUpdate(), 2, "node-105", []string{DisruptionDrain, DisruptionRestartUnit, DisruptionEtcdRestart, DisruptionVIPMove},
-			[]string{unitEtcd, unitAPIServer, unitControllerManager, unitScheduler, unitKeepalived, unitKubelet, unitNodeAgent}},
+			[]string{render.UnitEtcd, render.UnitAPIServer, render.UnitControllerManager, render.UnitScheduler, render.UnitKeepalived, render.UnitKubelet, unitNodeAgent}},
 		{"reboot with VMs drained", update(func(s *api.UpdateSpec) { s.Activation, s.DrainVMs = api.ActivationReboot, true }), 0, "node-103",
-			[]string{DisruptionDrainVMs, DisruptionDrain, DisruptionReboot, DisruptionRestartUnit}, []string{unitKubelet, unitNodeAgent}},
+			[]string{DisruptionDrainVMs, DisruptionDrain, DisruptionReboot, DisruptionRestartUnit}, []string{render.UnitKubelet, unitNodeAgent}},
 		{"control-plane components: no drain", update(minor), 0, "node-107", []string{DisruptionRestartUnit, DisruptionEtcdRestart, DisruptionVIPMove},
-			[]string{unitEtcd, unitAPIServer, unitControllerManager, unitScheduler, unitKeepalived, unitNodeAgent}},
-		{"kubelet only", update(minor), 2, "node-107", []string{DisruptionDrain, DisruptionRestartUnit}, []string{unitKubelet}},
+			[]string{render.UnitEtcd, render.UnitAPIServer, render.UnitControllerManager, render.UnitScheduler, render.UnitKeepalived, unitNodeAgent}},
+		{"kubelet only", update(minor), 2, "node-107", []string{DisruptionDrain, DisruptionRestartUnit}, []string{render.UnitKubelet}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -195,14 +195,35 @@ func TestDisruptions(t *testing.T) {
 	}
 }
 
-// TestUnitNames keeps the unit names in step to pkg/render's.
-func TestUnitNames(t *testing.T) {
-	for _, p := range [][2]string{
-		{unitEtcd, render.UnitEtcd}, {unitAPIServer, render.UnitAPIServer}, {unitControllerManager, render.UnitControllerManager},
-		{unitScheduler, render.UnitScheduler}, {unitKeepalived, render.UnitKeepalived}, {unitKubelet, render.UnitKubelet}, {unitKubeProxy, render.UnitKubeProxy},
-	} {
-		if p[0] != p[1] {
-			t.Errorf("unit %s, render says %s", p[0], p[1])
+// TestSecondClusterUnitsByItsLayout restarts a second cluster's units on a
+// machine it shares with the lab by the second cluster's own names, and
+// restarts no kubelet of it there: it runs its control plane only.
+func TestSecondClusterUnitsByItsLayout(t *testing.T) {
+	edge := &api.KubernetesCluster{
+		Kind:     api.KindKubernetesCluster,
+		Metadata: api.ObjectMeta{Name: "edge", Generation: 1},
+		Spec: api.ClusterSpec{
+			ClusterCIDR: "10.245.0.0/16", ServiceCIDR: "10.112.0.0/12", ClusterDNS: "10.112.0.10",
+			APIServerEndpoint: "192.168.40.105:6444", CNI: api.CNIBridge, ScheduleOnControlPlane: true,
+			ControlPlaneNodes: []api.ClusterNode{{NodeID: "node-105", AdvertiseAddress: "192.168.40.105"}},
+		},
+		Status: api.ClusterStatus{Phase: api.PhaseReady, Slot: 1, Shared: []string{"node-105"}},
+	}
+	p := Plan(Input{Update: referenceUpdate(), Clusters: []*api.KubernetesCluster{labCluster(), edge}, Nodes: labNodes()})
+	var units []string
+	for _, s := range p.Steps {
+		for _, d := range s.Disruptions {
+			if d.Node == "node-105" && d.Kind == DisruptionRestartUnit {
+				units = append(units, d.Units...)
+			}
 		}
+	}
+	for _, want := range []string{render.UnitEtcd, render.UnitKubelet, "kcore-s1-etcd", "kcore-s1-kube-apiserver"} {
+		if !slices.Contains(units, want) {
+			t.Errorf("node-105 restarts %v, want %s among them", units, want)
+		}
+	}
+	if slices.Contains(units, "kcore-s1-kubelet") || slices.Contains(units, "kcore-s1-kube-proxy") {
+		t.Errorf("node-105 restarts edge's kubelet, which it does not run: %v", units)
 	}
 }
