@@ -129,8 +129,17 @@ func (a *Applier) Apply(ctx context.Context, states []api.NodeState) ([]api.Node
 		}
 	}
 	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Cluster < sorted[j].Cluster })
+	// A state that takes what another cluster on this node owns is refused
+	// whole, before any of it counts as rendered.
+	own := a.owners(sorted)
+	refused := map[string][]api.ItemStatus{}
 	a.rendered = map[string]api.Unit{}
 	for _, ns := range sorted {
+		if items, why := foreign(&ns, own); items != nil {
+			refused[ns.Cluster] = items
+			a.log().Error("refused node state", "cluster", ns.Cluster, "generation", ns.Generation, "reason", why)
+			continue
+		}
 		for _, u := range ns.Units {
 			a.rendered[u.Name] = u
 		}
@@ -139,10 +148,14 @@ func (a *Applier) Apply(ctx context.Context, states []api.NodeState) ([]api.Node
 	var errs []error
 	wanted := map[string]bool{}
 	for i := range sorted {
+		wanted[sorted[i].Cluster] = true
+		if items, ok := refused[sorted[i].Cluster]; ok {
+			reports = append(reports, api.NodeReport{NodeID: sorted[i].NodeID, Cluster: sorted[i].Cluster, ObservedGeneration: sorted[i].Generation, Items: items})
+			continue
+		}
 		rep, err := a.applyOne(ctx, &sorted[i])
 		reports = append(reports, rep)
 		errs = append(errs, err)
-		wanted[sorted[i].Cluster] = true
 	}
 	if !a.Partial && ctx.Err() == nil {
 		errs = append(errs, a.teardown(ctx, wanted), a.sweepUnits(ctx))
