@@ -12,4 +12,8 @@
 // content is capped per file and per NodeState. Progress is kept in
 // <root>/var/lib/kcore/agent-state.json, through a handle of its own, so a
 // restarted agent neither re-runs finished tasks nor restarts running units.
+//
+// A NodeState that would write a path, start a unit or task, or ensure a
+// volume another cluster's state on this node owns is refused whole
+// (owners.go): two clusters on one machine never overwrite each other.
 package agent
