@@ -94,3 +94,27 @@ func TestApplyRefusesWhatAnotherClusterOwns(t *testing.T) {
 		t.Fatalf("edge's admin.conf = %q", data)
 	}
 }
+
+// TestTearingDownOneClusterLeavesTheOther deletes the second cluster from
+// the node (its state is no longer rendered): its own file and unit go,
+// the lab's CA key and etcd stay.
+func TestTearingDownOneClusterLeavesTheOther(t *testing.T) {
+	root := t.TempDir()
+	rt := &fakeRuntime{}
+	a := newApplier(root, rt, execrun.NewRecorder())
+	lab := labState(1, "KEY", "kubelet", "e1", "a1")
+	applyUntilSettled(t, a, lab, edgeState(false))
+	applyUntilSettled(t, a, lab)
+	if _, err := os.Stat(filepath.Join(root, "/etc/kubernetes/clusters/edge/admin.conf")); !os.IsNotExist(err) {
+		t.Fatalf("edge's admin.conf survived its teardown: %v", err)
+	}
+	if _, ok := rt.units["kcore-s1-etcd"]; ok {
+		t.Fatal("edge's etcd survived its teardown")
+	}
+	if data, _ := os.ReadFile(filepath.Join(root, "/etc/kubernetes/pki/ca.key")); string(data) != "KEY" {
+		t.Fatalf("the lab's CA key is now %q", data)
+	}
+	if _, ok := rt.units["kcore-etcd"]; !ok {
+		t.Fatal("tearing edge down stopped the lab's etcd")
+	}
+}
