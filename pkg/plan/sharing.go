@@ -41,6 +41,13 @@ func (b *builder) others(name string) []render.Occupant {
 // the other stored clusters. stored is c as stored, nil on create (a
 // replace places the new cluster afresh). No free slot blocks the plan.
 func (b *builder) place(c, stored *api.KubernetesCluster, base api.ClusterStatus) api.ClusterStatus {
+	if stored != nil {
+		// The env keeps stored clusters without their status: Place
+		// needs the recorded slot and shared members.
+		st := *stored
+		st.Status = b.env.status[c.Metadata.Name]
+		stored = &st
+	}
 	slot, shared, err := render.Place(c, b.others(c.Metadata.Name), stored)
 	if errors.Is(err, render.ErrNoSlot) {
 		b.block(CodeNoSlot, "spec.controlPlaneNodes", "",

@@ -232,3 +232,26 @@ func TestSharingCollisionsBlock(t *testing.T) {
 		})
 	}
 }
+
+// TestUpdatingTheSecondClusterKeepsItsSlot re-applies the second cluster
+// with a changed field: it stays in slot 1 with its shared member, and its
+// restarts are of its own units.
+func TestUpdatingTheSecondClusterKeepsItsSlot(t *testing.T) {
+	edge := stored(edgeCluster(), api.PhaseReady)
+	edge.Status.Slot, edge.Status.Shared = 1, []string{"node-105"}
+	next := with(edgeCluster(), func(c *api.KubernetesCluster) {
+		c.Spec.APIServer.ExtraArgs = map[string]string{"v": "2"}
+	})
+	p := Compute(Input{Desired: clusters(next), Stored: clusters(storedLab(), edge), Nodes: allNodes()})
+	if len(p.Blocking) > 0 {
+		t.Fatalf("blocking: %+v", p.Blocking)
+	}
+	cp := p.Clusters[0]
+	if cp.Action != ActionUpdate || cp.Slot != 1 || !slices.Equal(cp.Shared, []string{"node-105"}) {
+		t.Fatalf("edge update: action %s, slot %d, shared %v; want update in slot 1 on node-105", cp.Action, cp.Slot, cp.Shared)
+	}
+	items := stepItems(p)
+	if !slices.Contains(items, "node-105 kcore-s1-kube-apiserver") || slices.Contains(items, "node-105 kcore-kube-apiserver") {
+		t.Fatalf("edge's update restarts %v", items)
+	}
+}
