@@ -101,7 +101,6 @@ func (b *builder) checkSharing(c *api.KubernetesCluster, status api.ClusterStatu
 			b.block(CodeSlotInUse, "spec", nodes[0],
 				"keep the cluster off the machines of "+on+", or delete and recreate it so it is placed in a free slot",
 				"cluster %s holds slot %d on %s too: both would use the same units, ports and router id", on, mine.Slot, nodes[0])
-			continue
 		}
 		b.checkCIDRs(c, o)
 		for _, n := range nodes {

@@ -197,6 +197,22 @@ func TestSharingCollisionsBlock(t *testing.T) {
 			want: CodeSlotInUse, detail: "cluster lab holds slot 0 on node-105 too",
 		},
 		{
+			name: "two HA clusters stored in one slot share a router id",
+			in: func() Input {
+				e := stored(with(edgeCluster(), func(c *api.KubernetesCluster) {
+					c.Spec.HighAvailability = api.HASpec{Enabled: true, VIPAddress: "192.168.40.210", VIPInterface: "enp6s0"}
+					c.Spec.APIServerEndpoint = "192.168.40.210:6444"
+				}), api.PhaseReady)
+				next := with(edgeCluster(), func(c *api.KubernetesCluster) {
+					c.Spec.HighAvailability = api.HASpec{Enabled: true, VIPAddress: "192.168.40.210", VIPInterface: "enp6s0"}
+					c.Spec.APIServerEndpoint = "192.168.40.210:6444"
+					c.Spec.ClusterDNS = "10.112.0.11"
+				})
+				return Input{Desired: clusters(next), Stored: clusters(storedLab(), e), Nodes: allNodes()}
+			},
+			want: CodeRouterIDInUse, detail: "keepalived of cluster lab uses virtual_router_id 40 on node-105 too",
+		},
+		{
 			name: "every slot taken",
 			in: func() Input {
 				var st []*api.KubernetesCluster
