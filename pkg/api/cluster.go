@@ -50,8 +50,25 @@ type ClusterSpec struct {
 	Scheduler ComponentSpec `json:"scheduler,omitzero" yaml:"scheduler,omitempty"`
 	// Kubelet adds command-line flags to every member's kubelet.
 	Kubelet ComponentSpec `json:"kubelet,omitzero" yaml:"kubelet,omitempty"`
+	// RegistryMirrors are pull-through mirrors containerd tries, in order, before the upstream
+	// registry, rendered as /etc/containerd/certs.d/<registry>/hosts.toml. containerd
+	// re-reads them on each pull: a change restarts nothing.
+	RegistryMirrors []RegistryMirror `json:"registryMirrors,omitempty" yaml:"registryMirrors,omitempty"`
 	// InitialCluster is accepted for compatibility and ignored on create: membership comes from the node lists.
 	InitialCluster string `json:"initialCluster,omitempty" yaml:"initialCluster,omitempty"`
+}
+
+// RegistryMirror is where containerd pulls one upstream registry's images from.
+type RegistryMirror struct {
+	// Registry is the upstream host[:port] as image references spell it, e.g.
+	// registry.k8s.io, or docker.io for Docker Hub.
+	Registry string `json:"registry" yaml:"registry"`
+	// Endpoints are the mirrors' base URLs, tried in order, e.g. https://10.77.0.1:5000.
+	// Plain http is allowed, with a warning.
+	Endpoints []string `json:"endpoints" yaml:"endpoints"`
+	// CAPEM is a PEM bundle of CA certificates the https endpoints are verified with,
+	// in addition to the system roots. Optional.
+	CAPEM string `json:"caPem,omitempty" yaml:"caPem,omitempty"`
 }
 
 // ComponentSpec configures one Kubernetes component kcore runs.

@@ -19,6 +19,7 @@ func (c *KubernetesCluster) Validate() Issues {
 	validateAddressesDisjoint(v, s, nets)
 	validateProvisioner(v, s)
 	validateExtraArgs(v, s)
+	validateRegistryMirrors(v, s.RegistryMirrors)
 	if s.InitialCluster != "" {
 		v.warnf("spec.initialCluster", "ignored on create: etcd membership comes from controlPlaneNodes, and the first entry bootstraps")
 	}
