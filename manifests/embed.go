@@ -13,6 +13,9 @@ import (
 const (
 	LocalPathProvisionerImage = "rancher/local-path-provisioner:v0.0.30"
 	CoreDNSImage              = "registry.k8s.io/coredns/coredns:v1.12.1"
+	// PauseImage is every pod's sandbox: containerd's pinned sandbox image,
+	// which a node must be able to pull (or already hold) before any pod starts.
+	PauseImage = "registry.k8s.io/pause:3.10"
 )
 
 // files is read-only: embed.FS cannot be modified.

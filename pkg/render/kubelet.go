@@ -34,6 +34,7 @@ func (r *renderer) kubelet(b *builder, m api.ClusterNode, controlPlane bool) err
 		Reason:    reason,
 		Version:   v,
 		Argv:      argv,
+		After:     []string{UnitContainerd},
 		Restart:   api.RestartAlways,
 		HealthURL: fmt.Sprintf("http://127.0.0.1:%d/healthz", r.l.KubeletHealthzPort),
 	}, reads, k8sExtra(v))

@@ -29,6 +29,7 @@ const (
 	UnitControllerManager = "kcore-kube-controller-manager"
 	UnitScheduler         = "kcore-kube-scheduler"
 	UnitKubelet           = "kcore-kubelet"
+	UnitContainerd        = "kcore-containerd"
 	UnitKubeProxy         = "kcore-kube-proxy"
 	UnitKeepalived        = "kcore-keepalived"
 	UnitCilium            = "kcore-kubernetes-cilium"

@@ -12,12 +12,14 @@ import (
 func HostDirs() []string {
 	return []string{
 		"/etc/cni",
+		"/etc/containerd",
 		"/etc/keepalived",
 		"/etc/kubernetes",
 		"/etc/nftables.d",
 		"/run/containerd",
 		DefaultRunDir,
 		DefaultEtcdDataDir,
+		"/var/lib/containerd",
 		"/var/lib/kube-proxy",
 		"/var/lib/kubelet",
 	}

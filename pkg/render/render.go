@@ -130,9 +130,11 @@ func (r *renderer) node(m api.ClusterNode) (*api.NodeState, error) {
 			steps = append(steps, func() error { return r.firewall(b) })
 		}
 	}
+	// containerd serves the kubelet: a machine runs one, for the one
+	// cluster whose kubelet runs there.
 	kubelet := r.runsKubelet(m.NodeID)
 	if kubelet {
-		steps = append(steps, func() error { return r.kubelet(b, m, isCP) })
+		steps = append(steps, func() error { return r.containerd(b) }, func() error { return r.kubelet(b, m, isCP) })
 	}
 	if r.bridge && kubelet {
 		steps = append(steps, func() error { return r.bridgeCNI(b, m) })
