@@ -30,6 +30,7 @@ func AllowedPrefixes() []string {
 		"/etc/keepalived",
 		"/etc/nftables.d",
 		"/etc/cni/net.d",
+		"/etc/containerd",
 		"/etc/kcore",
 		"/etc/systemd/system",
 		"/var/lib/etcd",

@@ -26,6 +26,8 @@ func TestResolve(t *testing.T) {
 		{path: "/mnt/kcore/lab/kcore-kdata", want: "mnt/kcore/lab/kcore-kdata"},
 		{path: "/etc/kcore/node-state.json", want: "etc/kcore/node-state.json"},
 		{path: "/etc/cni/net.d/10-bridge.conf", want: "etc/cni/net.d/10-bridge.conf"},
+		{path: "/etc/containerd/certs.d/docker.io/hosts.toml", want: "etc/containerd/certs.d/docker.io/hosts.toml"},
+		{path: "/etc/containerdX/config.toml"},
 		{path: "/etc/passwd"},
 		{path: "/etc/kubernetes/../passwd"},
 		{path: "/etc/kubernetes/.."},
