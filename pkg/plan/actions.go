@@ -29,7 +29,9 @@ func (b *builder) planCreate(j job) ClusterPlan {
 // node joins.
 func (b *builder) createSteps(s *stepper, c *api.KubernetesCluster, status api.ClusterStatus) {
 	if cur := b.renderFor(c, status, false); cur != nil {
-		b.stepsFromDiff(s, modeCreate, layoutOf(c.Metadata.Name, status), diffRenders(nil, c, nil, cur, keepOrder))
+		l := layoutOf(c.Metadata.Name, status)
+		b.checkRuntime(c, l, cur)
+		b.stepsFromDiff(s, modeCreate, l, diffRenders(nil, c, nil, cur, keepOrder))
 	}
 }
 
@@ -46,7 +48,9 @@ func (b *builder) updateSteps(s *stepper, j job, next *api.KubernetesCluster, ne
 	if cur == nil {
 		return
 	}
-	b.stepsFromDiff(s, modeUpdate, layoutOf(j.name, status), diffRenders(j.stored, next, old, cur, leaveOrder))
+	l := layoutOf(j.name, status)
+	b.checkRuntime(next, l, cur)
+	b.stepsFromDiff(s, modeUpdate, l, diffRenders(j.stored, next, old, cur, leaveOrder))
 }
 
 // teardownSteps renders the stored cluster and diffs it with nothing:

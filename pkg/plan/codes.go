@@ -16,6 +16,7 @@ const (
 	ComponentControllerManager = "kube-controller-manager"
 	ComponentScheduler         = "kube-scheduler"
 	ComponentKubelet           = "kubelet"
+	ComponentContainerd        = "containerd"
 	ComponentKeepalived        = "keepalived"
 	ComponentCilium            = "cilium"
 	ComponentProvisioner       = "provisioner"
@@ -89,6 +90,7 @@ const (
 	CodeCIDROverlap           = "cidr-overlap"
 	CodePathInUse             = "path-in-use"
 	CodeWorkerOnSharedMachine = "worker-on-shared-machine"
+	CodeContainerdUnsupported = "containerd-unsupported"
 )
 
 // Warning codes.

@@ -29,6 +29,9 @@ func componentOf(it ItemChange, l render.Layout, node string) string {
 	if strings.HasPrefix(name, render.PKIDir+"/") {
 		return ComponentCertificates
 	}
+	if strings.HasPrefix(it.Name, render.ContainerdCertsDir+"/") {
+		return ComponentContainerd
+	}
 	if strings.HasPrefix(it.Name, render.DefaultEtcdDataDir) {
 		return ComponentEtcd
 	}
@@ -43,6 +46,7 @@ func processComponents() map[string]string {
 		render.UnitControllerManager: ComponentControllerManager,
 		render.UnitScheduler:         ComponentScheduler,
 		render.UnitKubelet:           ComponentKubelet,
+		render.UnitContainerd:        ComponentContainerd,
 		render.UnitKubeProxy:         ComponentKubeProxy,
 		render.UnitKeepalived:        ComponentKeepalived,
 		render.UnitCilium:            ComponentCilium,
@@ -63,6 +67,7 @@ func fileComponents() map[string]string {
 		render.KubeletKubeconfigPath:           ComponentCertificates,
 		render.KubeProxyKubeconfigPath:         ComponentCertificates,
 		render.KubeletConfigPath:               ComponentKubelet,
+		render.ContainerdConfigPath:            ComponentContainerd,
 		render.KubeProxyConfigPath:             ComponentKubeProxy,
 		render.KeepalivedConfigPath:            ComponentKeepalived,
 		render.VRRPFirewallPath:                ComponentFirewall,
@@ -77,11 +82,12 @@ func fileComponents() map[string]string {
 }
 
 // componentRank orders a node's steps: identity and network first, then
-// etcd, the control plane, keepalived, kubelet, volumes, and the cluster add-ons.
+// etcd, the control plane, keepalived, containerd, kubelet, volumes, and the
+// cluster add-ons.
 func componentRank(c string) int {
 	order := []string{
 		ComponentCertificates, ComponentFirewall, ComponentFiles, ComponentEtcd, ComponentAPIServer,
-		ComponentControllerManager, ComponentScheduler, ComponentKeepalived, ComponentKubelet,
+		ComponentControllerManager, ComponentScheduler, ComponentKeepalived, ComponentContainerd, ComponentKubelet,
 		ComponentBridgeCNI, ComponentKubeProxy, ComponentVolumePrefix, ComponentMembership,
 		ComponentCilium, ComponentAddons, ComponentProvisioner,
 	}

@@ -1,6 +1,8 @@
 package plan
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"slices"
 	"strconv"
@@ -49,6 +51,7 @@ func diffClusters(old, cur *api.KubernetesCluster) []change {
 	}
 	out = append(out, diffNodes("spec.controlPlaneNodes", o.ControlPlaneNodes, n.ControlPlaneNodes)...)
 	out = append(out, diffNodes("spec.workerNodes", o.WorkerNodes, n.WorkerNodes)...)
+	out = append(out, diffMirrors(o.RegistryMirrors, n.RegistryMirrors)...)
 	return append(out, diffVolumes(o.LocalProvisioner.Volumes, n.LocalProvisioner.Volumes)...)
 }
 
@@ -145,6 +148,38 @@ func diffVolumes(old, cur []api.VolumeSpec) []change {
 		}
 	}
 	return out
+}
+
+// diffMirrors matches registry mirror entries by registry: an entry whose
+// endpoints (in order) or CA bundle differ is one change.
+func diffMirrors(old, cur []api.RegistryMirror) []change {
+	const list = "spec.registryMirrors"
+	var out []change
+	for i, m := range cur {
+		j := slices.IndexFunc(old, func(o api.RegistryMirror) bool { return o.Registry == m.Registry })
+		switch {
+		case j < 0:
+			out = append(out, change{FieldChange: FieldChange{Path: fmt.Sprintf("%s[%d]", list, i), New: mirrorString(m)}, key: list + "[]"})
+		case mirrorString(old[j]) != mirrorString(m):
+			out = append(out, change{FieldChange: FieldChange{Path: fmt.Sprintf("%s[%d]", list, i), Old: mirrorString(old[j]), New: mirrorString(m)}, key: list + "[]"})
+		}
+	}
+	for j, o := range old {
+		if !slices.ContainsFunc(cur, func(m api.RegistryMirror) bool { return m.Registry == o.Registry }) {
+			out = append(out, change{FieldChange: FieldChange{Path: fmt.Sprintf("%s[%d]", list, j), Old: mirrorString(o)}, key: list + "[]"})
+		}
+	}
+	return out
+}
+
+// mirrorString shows a mirror entry; a CA bundle by the start of its sha256.
+func mirrorString(m api.RegistryMirror) string {
+	s := m.Registry + " via " + strings.Join(m.Endpoints, ", ")
+	if m.CAPEM != "" {
+		sum := sha256.Sum256([]byte(m.CAPEM))
+		s += " (caPem sha256 " + hex.EncodeToString(sum[:])[:12] + ")"
+	}
+	return s
 }
 
 func nodeString(n api.ClusterNode) string {

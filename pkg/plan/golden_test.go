@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"kcore.dev/kcore/pkg/api"
+	"kcore.dev/kcore/pkg/render"
 )
 
 // goldenCases are the plans whose text and JSON are kept under testdata/.
@@ -88,6 +89,21 @@ func goldenCases() []struct {
 			iface := &find(nodes, "node-107").Facts.Interfaces[1]
 			iface.Addresses = append(iface.Addresses, "192.168.40.221/24")
 			return Input{Desired: []*api.KubernetesCluster{labCluster()}, Nodes: nodes, Index: 7}
+		}},
+		{"registry-mirrors", func() Input {
+			c := with(labCluster(), func(c *api.KubernetesCluster) {
+				c.Spec.RegistryMirrors = []api.RegistryMirror{
+					{Registry: "registry.k8s.io", Endpoints: []string{"https://10.77.0.1:5000"}},
+					{Registry: "docker.io", Endpoints: []string{"http://10.77.0.1:5001"}},
+				}
+			})
+			return Input{Desired: []*api.KubernetesCluster{c}, Stored: lab(), Nodes: labNodes(), Index: 42}
+		}},
+		{"containerd-unsupported", func() Input {
+			nodes := labNodes()
+			find(nodes, "node-105").Facts.Versions = map[string]string{"containerd": "1.6.20", "kubelet": "v1.37.2"}
+			find(nodes, "node-107").Facts.Versions = map[string]string{"containerd": "v2.4.2"}
+			return Input{Desired: []*api.KubernetesCluster{labCluster()}, Nodes: nodes, Index: 7, Render: render.Options{KubernetesVersion: "v1.37.2"}}
 		}},
 		{"delete", func() Input {
 			return Input{Stored: lab(), Nodes: labNodes(), Index: 42, Delete: []string{"lab"}}

@@ -102,6 +102,9 @@ func (b *builder) stepsFromDiff(s *stepper, mode int, l render.Layout, changes [
 				action = StepReplace
 				detail = "the kube-dns Service is deleted and created again with the new cluster IP: a Service's clusterIP cannot change in place; names do not resolve through it in between, and pods keep the old resolver until they are recreated"
 			}
+			if g.component == ComponentContainerd && disruption == DisruptionNone && onlyFiles(g) {
+				detail = "containerd reads " + render.ContainerdCertsDir + " on each pull: the new registry hosts apply without a restart"
+			}
 			if isAddon(g.component) && pc.Membership != MembershipLeave {
 				saved := s.steps
 				s.steps = nil
@@ -173,6 +176,11 @@ func (b *builder) etcdMembership(s *stepper, mode int, id, membership string, ch
 
 // replacesKubeDNS reports whether the add-on changes re-run the task that
 // deletes the kube-dns Service.
+// onlyFiles reports whether a group changes files and nothing else.
+func onlyFiles(g group) bool {
+	return !slices.ContainsFunc(g.items, func(it ItemChange) bool { return it.Kind != KindFile })
+}
+
 func replacesKubeDNS(g group, l render.Layout) bool {
 	return slices.ContainsFunc(g.items, func(it ItemChange) bool {
 		return it.Kind == KindTask && it.Name == l.TaskKubeDNSReplace && it.Change == ChangeRun
