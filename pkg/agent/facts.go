@@ -26,7 +26,7 @@ type Collector struct {
 	Root string
 	// Runner runs vgs, zpool, arping and the version commands.
 	Runner execrun.Runner
-	// BinDir holds etcd, kubelet, keepalived and cilium (else $PATH).
+	// BinDir holds etcd, kubelet, keepalived, cilium and containerd (else $PATH).
 	BinDir string
 	// Labels are reported as they are (from --label k=v).
 	Labels map[string]string
@@ -144,7 +144,8 @@ func versionRE() *regexp.Regexp {
 	return regexp.MustCompile(`v?[0-9]+\.[0-9]+(\.[0-9]+)?([-+][0-9A-Za-z.-]+)?`)
 }
 
-// versions asks each Kubernetes-side binary for its version; absent ones are left out.
+// versions asks each Kubernetes-side binary and containerd for its version;
+// absent ones are left out.
 func (c *Collector) versions(ctx context.Context) map[string]string {
 	probes := []struct {
 		name string
@@ -155,6 +156,8 @@ func (c *Collector) versions(ctx context.Context) map[string]string {
 		{"kube-apiserver", []string{"kube-apiserver", "--version"}},
 		{"keepalived", []string{"keepalived", "--version"}},
 		{"cilium", []string{"cilium", "version", "--client"}},
+		// The plan checks kubelet against it (plan.RuntimeSupport).
+		{"containerd", []string{"containerd", "--version"}},
 	}
 	re := versionRE()
 	out := map[string]string{}

@@ -33,6 +33,7 @@ func TestCollectFacts(t *testing.T) {
 		On("keepalived --version", execrun.Result{Stderr: []byte("Keepalived v2.2.8 (04/04,2023)\n")}, nil).
 		Missing("kube-apiserver").
 		OnStdout("cilium version --client", "cilium-cli: v0.16.20 compiled with go1.23\n").
+		OnStdout("containerd --version", "containerd github.com/containerd/containerd/v2 v2.4.2 \n").
 		OnExit("arping -c 1 -w 1 -I enp6s0 192.168.40.221", 1, "")
 	c := &Collector{
 		Root: root, Runner: rec, ProcDir: proc, Labels: map[string]string{api.FailureDomainLabel: "rack-1"},
@@ -52,7 +53,7 @@ func TestCollectFacts(t *testing.T) {
 		`"interfaces":[{"name":"enp6s0","mac":"aa:bb:cc:dd:ee:ff","up":true,"addresses":["192.168.40.105/24","fe80::1/64"]}],` +
 		`"storage":[{"class":"lvm","name":"vg_kcore","sizeBytes":2000,"freeBytes":1000}],` +
 		`"disks":[{"id":"ata-SAMSUNG_1","path":"/dev/sda","sizeBytes":512000}],` +
-		`"versions":{"cilium":"v0.16.20","etcd":"3.5.17","keepalived":"v2.2.8","kubelet":"v1.31.2"},` +
+		`"versions":{"cilium":"v0.16.20","containerd":"v2.4.2","etcd":"3.5.17","keepalived":"v2.2.8","kubelet":"v1.31.2"},` +
 		`"labels":{"kcore.dev/failure-domain":"rack-1"},"arpAnswered":["192.168.40.200"],"ciliumRunning":true}`
 	if string(got) != want {
 		t.Fatalf("facts\n%s\nwant\n%s", got, want)
@@ -100,5 +101,25 @@ func writeTestFile(t *testing.T, path, content string) {
 	t.Helper()
 	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestContainerdVersionFact reads the version out of what containerd 2
+// (built from the module proxy) and Debian's containerd 1.x print.
+func TestContainerdVersionFact(t *testing.T) {
+	for out, want := range map[string]string{
+		"containerd github.com/containerd/containerd/v2 v2.4.2 \n":                          "v2.4.2",
+		"containerd github.com/containerd/containerd 1.6.20~ds1 1.6.20~ds1-1+b1\n":          "1.6.20",
+		"containerd containerd.io 1.7.27 05044ec0a9a75232cad458027ca83437aae3f4da\n":        "1.7.27",
+		"containerd github.com/containerd/containerd/v2 v2.1.0-rc.1 f0d9a2a61be2a8f1a4e1\n": "v2.1.0-rc.1",
+	} {
+		rec := execrun.NewRecorder().OnStdout("containerd --version", out)
+		for _, b := range []string{"etcd", "kubelet", "kube-apiserver", "keepalived", "cilium"} {
+			rec.Missing(b)
+		}
+		c := &Collector{Runner: rec}
+		if got := c.versions(context.Background())["containerd"]; got != want {
+			t.Errorf("%q: version %q, want %q", out, got, want)
+		}
 	}
 }

@@ -27,7 +27,7 @@ type NodeFacts struct {
 	Storage []StorageBackend `json:"storage,omitempty" yaml:"storage,omitempty"`
 	// Disks are block devices by id.
 	Disks []Disk `json:"disks,omitempty" yaml:"disks,omitempty"`
-	// Versions maps a binary (kubelet, etcd, keepalived, cilium) to its version.
+	// Versions maps a binary (kubelet, etcd, keepalived, cilium, containerd) to its version.
 	Versions map[string]string `json:"versions,omitempty" yaml:"versions,omitempty"`
 	// Labels such as kcore.dev/failure-domain.
 	Labels map[string]string `json:"labels,omitempty" yaml:"labels,omitempty"`
