@@ -59,5 +59,27 @@ resource "kcore_kubernetes_cluster" "label-is-overridden" {
     }
   }
 
+  registry_mirror {
+    registry  = "registry.k8s.io"
+    endpoints = ["https://10.77.0.1:5000", "https://mirror.example:5443"]
+    ca_pem    = <<EOT
+-----BEGIN CERTIFICATE-----
+MIIBljCCATugAwIBAgIUOPwyRqhNqslvdIaISoy1PZClwPYwCgYIKoZIzj0EAwIw
+HzEdMBsGA1UEAwwUa2NvcmUgdGVzdCBtaXJyb3IgQ0EwIBcNMjYxMjAxMTgwNDMx
+WhgPMjEyNjExMDcxODA0MzFaMB8xHTAbBgNVBAMMFGtjb3JlIHRlc3QgbWlycm9y
+IENBMFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAEDMRxwY+4J/PG6zlcxwO/bgG1
+iVPrs1JjPe9O8xU1vMapTkTcc6xD25RXLFwLQk4p+P1YbEx1xEFi6pOaX4ZD6qNT
+MFEwHQYDVR0OBBYEFBHBJrNr1RyPNgedBqp1gYDOI52YMB8GA1UdIwQYMBaAFBHB
+JrNr1RyPNgedBqp1gYDOI52YMA8GA1UdEwEB/wQFMAMBAf8wCgYIKoZIzj0EAwID
+SQAwRgIhALs8Tccu0cyqr2k81CInzEDz58VKmhkZag2EnnDmojgjAiEA175z1/gt
+o2qrejS745BGpjRphKIiqjep4AAgZ8qNaQQ=
+-----END CERTIFICATE-----
+EOT
+  }
+  registry_mirror {
+    registry  = "docker.io"
+    endpoints = ["http://10.77.0.1:5001"]
+  }
+
   initial_cluster = "node-1=https://192.168.40.1:2380"
 }
