@@ -25,8 +25,10 @@ demo: build
 deps:
 	./scripts/deps.sh
 
-## k8s-bins: the real etcd and Kubernetes binaries the lab runs, built once into
-## ${KCORE_CACHE:-~/.cache/kcore}/bin (K8S_BINS_FLAGS, e.g. --k8s-version v1.36.3)
+## k8s-bins: the real etcd, Kubernetes and containerd (containerd,
+## containerd-shim-runc-v2, ctr) binaries the lab runs, built once into
+## ${KCORE_CACHE:-~/.cache/kcore}/bin (K8S_BINS_FLAGS, e.g. --k8s-version v1.36.3;
+## versions are pinned by the modules under tests/k8sbins/)
 k8s-bins:
 	./scripts/build-k8s.sh $(K8S_BINS_FLAGS)
 
@@ -48,8 +50,9 @@ unit:
 	$(GO) test -count=1 -timeout 20m $(PKGS)
 
 ## e2e: the lab scenarios against real etcd, kube-apiserver, kubelet, containerd and
-## keepalived in network namespaces (root only; builds the binaries on first run,
-## v1.37.2 and the v1.36.3 the rolling-upgrade scenario starts from)
+## keepalived in network namespaces (root only; builds the binaries on first run:
+## containerd v2.4.2, Kubernetes v1.37.2 and the v1.36.3 the rolling-upgrade
+## scenario starts from)
 e2e: build
 	@if [ "$$(id -u)" -ne 0 ]; then echo "e2e: SKIP: the lab scenarios need root (network namespaces)"; exit 0; fi; \
 	./scripts/build-k8s.sh && ./scripts/build-k8s.sh --k8s-version v1.36.3 --link v1.36.3 && \

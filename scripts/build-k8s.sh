@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Build the real Kubernetes and etcd binaries the lab runs, from the Go module
-# proxy, into a cache directory, once per version.
+# Build the real Kubernetes, etcd and containerd binaries the lab runs, from the
+# Go module proxy, into a cache directory, once per version.
 #
 # Each version is pinned by a nested Go module committed under tests/k8sbins/
-# (kubernetes-vX.Y.Z/, etcd-vX.Y.Z/) whose go.mod and go.sum fix every
+# (kubernetes-vX.Y.Z/, etcd-vX.Y.Z/, containerd-vX.Y.Z/) whose go.mod and go.sum fix every
 # dependency; the build never changes them (-mod=readonly). `--pin` writes
 # such a module for a version that has none yet (maintainers; commit it).
 #
@@ -15,7 +15,9 @@
 # Versions are stamped like upstream's hack/lib/version.sh does, through
 # -ldflags -X on k8s.io/component-base/version and k8s.io/client-go/pkg/version,
 # with buildDate set to the release's commit time from the proxy so that two
-# builds of one version are byte-identical.
+# builds of one version are byte-identical. containerd is stamped like its
+# Makefile does (-X …/version.Version), statically (CGO_ENABLED=0) and without
+# the btrfs, devmapper and zfs snapshotters; runc comes from the distribution.
 set -euo pipefail
 
 usage() {
@@ -24,10 +26,13 @@ usage: scripts/build-k8s.sh [options]
 
   --k8s-version V    Kubernetes release to build (default v1.37.2)
   --etcd-version V   etcd release to build (default v3.7.3)
+  --containerd-version V
+                     containerd release to build (default v2.4.2)
   --out DIR          cache of binaries (default ${KCORE_CACHE:-$HOME/.cache/kcore}/bin)
   --link NAME        name of the symlink directory in DIR (default current)
   --only LIST        comma-separated subset of: etcd,etcdctl,etcdutl,kube-apiserver,
-                     kube-controller-manager,kube-scheduler,kubelet,kube-proxy,kubectl
+                     kube-controller-manager,kube-scheduler,kubelet,kube-proxy,kubectl,
+                     containerd,containerd-shim-runc-v2,ctr
   --force            rebuild even when the stamp matches
   --pin              write tests/k8sbins/<name>-<version>/ go.mod and go.sum for the
                      requested versions from the proxy, then stop (commit the result)
@@ -42,6 +47,7 @@ fi
 
 k8s_version=v1.37.2
 etcd_version=v3.7.3
+containerd_version=v2.4.2
 out="${KCORE_CACHE:-$HOME/.cache/kcore}/bin"
 link=current
 only=""
@@ -52,6 +58,7 @@ while [ $# -gt 0 ]; do
   case "$1" in
     --k8s-version) k8s_version=${2:?--k8s-version needs a value}; shift 2 ;;
     --etcd-version) etcd_version=${2:?--etcd-version needs a value}; shift 2 ;;
+    --containerd-version) containerd_version=${2:?--containerd-version needs a value}; shift 2 ;;
     --out) out=${2:?--out needs a value}; shift 2 ;;
     --link) link=${2:?--link needs a value}; shift 2 ;;
     --only) only=${2:?--only needs a value}; shift 2 ;;
@@ -66,11 +73,13 @@ done
 k8s_minor=${BASH_REMATCH[1]}
 k8s_patch=${BASH_REMATCH[2]}
 [[ $etcd_version =~ ^v3\.[0-9]+\.[0-9]+$ ]] || { echo "build-k8s: --etcd-version must look like v3.7.3, got $etcd_version" >&2; exit 2; }
+[[ $containerd_version =~ ^v2\.[0-9]+\.[0-9]+$ ]] || { echo "build-k8s: --containerd-version must look like v2.4.2, got $containerd_version" >&2; exit 2; }
 [[ $link =~ ^[A-Za-z0-9._-]+$ ]] || { echo "build-k8s: --link must be a plain name, got $link" >&2; exit 2; }
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 k8s_mod="$root/tests/k8sbins/kubernetes-$k8s_version"
 etcd_mod="$root/tests/k8sbins/etcd-$etcd_version"
+containerd_mod="$root/tests/k8sbins/containerd-$containerd_version"
 
 # component -> package it is built from
 declare -A pkg=(
@@ -83,9 +92,13 @@ declare -A pkg=(
   [kubelet]=k8s.io/kubernetes/cmd/kubelet
   [kube-proxy]=k8s.io/kubernetes/cmd/kube-proxy
   [kubectl]=k8s.io/kubernetes/cmd/kubectl
+  [containerd]=github.com/containerd/containerd/v2/cmd/containerd
+  [containerd-shim-runc-v2]=github.com/containerd/containerd/v2/cmd/containerd-shim-runc-v2
+  [ctr]=github.com/containerd/containerd/v2/cmd/ctr
 )
-all_components=(etcd etcdctl etcdutl kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy kubectl)
+all_components=(etcd etcdctl etcdutl kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy kubectl containerd containerd-shim-runc-v2 ctr)
 etcd_components=(etcd etcdctl etcdutl)
+containerd_components=(containerd containerd-shim-runc-v2 ctr)
 k8s_components=(kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy kubectl)
 
 export GOWORK=off GOFLAGS="-mod=readonly -buildvcs=false"
@@ -122,6 +135,31 @@ require (
 EOF
   (cd "$dir" && GOFLAGS=-mod=mod go mod tidy)
   log "pinned etcd $etcd_version in ${dir#"$root"/}"
+}
+
+# pin_containerd writes the nested module that pins containerd at one release.
+pin_containerd() {
+  local dir=$containerd_mod gover gomod
+  gomod=$(upstream_gomod github.com/containerd/containerd/v2 "$containerd_version")
+  gover=$(awk '$1 == "go" { print $2; exit }' "$gomod")
+  mkdir -p "$dir"
+  cat >"$dir/go.mod" <<EOF
+// Pins containerd $containerd_version for the lab: the containerd, containerd-shim-runc-v2 and
+// ctr commands exactly as released. Written by scripts/build-k8s.sh --pin; the build never edits it.
+module kcore.dev/kcore/tests/k8sbins/containerd-$containerd_version
+
+go $gover
+
+tool (
+	${pkg[containerd]}
+	${pkg[containerd-shim-runc-v2]}
+	${pkg[ctr]}
+)
+
+require github.com/containerd/containerd/v2 $containerd_version
+EOF
+  (cd "$dir" && GOFLAGS=-mod=mod go mod tidy)
+  log "pinned containerd $containerd_version in ${dir#"$root"/}"
 }
 
 # pin_kubernetes writes the nested module that pins Kubernetes at one release:
@@ -173,6 +211,7 @@ upstream_gomod() {
 if [ "$pin" = 1 ]; then
   pin_etcd
   pin_kubernetes
+  pin_containerd
   exit 0
 fi
 
@@ -187,9 +226,9 @@ else
   want=("${all_components[@]}")
 fi
 
-for dir in "$etcd_mod" "$k8s_mod"; do
+for dir in "$etcd_mod" "$k8s_mod" "$containerd_mod"; do
   if [ ! -f "$dir/go.mod" ]; then
-    echo "build-k8s: no pinned module ${dir#"$root"/}; run scripts/build-k8s.sh --pin --k8s-version $k8s_version --etcd-version $etcd_version and commit it" >&2
+    echo "build-k8s: no pinned module ${dir#"$root"/}; run scripts/build-k8s.sh --pin --k8s-version $k8s_version --etcd-version $etcd_version --containerd-version $containerd_version and commit it" >&2
     exit 1
   fi
 done
@@ -239,6 +278,8 @@ expected_version() {
     etcdctl) echo "etcdctl version: ${etcd_version#v}" ;;
     etcdutl) echo "etcdutl version: ${etcd_version#v}" ;;
     kubectl) echo "Client Version: $k8s_version" ;;
+    containerd | ctr) echo "$1 github.com/containerd/containerd/v2 $containerd_version" ;;
+    containerd-shim-runc-v2) echo "  Version:  $containerd_version" ;;
     *) echo "Kubernetes $k8s_version" ;;
   esac
 }
@@ -249,6 +290,9 @@ reported_version() {
     etcd) "$2" --version ;;
     etcdctl | etcdutl) "$2" version ;;
     kubectl) "$2" version --client ;;
+    # containerd prints its (empty) git revision after the version.
+    containerd | ctr) "$2" --version | sed 's/ *$//' ;;
+    containerd-shim-runc-v2) "$2" -v ;;
     *) "$2" --version ;;
   esac 2>&1 || true
 }
@@ -264,10 +308,18 @@ for c in "${want[@]}"; do
     *" $c "*) version=$etcd_version mod=$etcd_mod module=go.etcd.io/etcd/server/v3 ;;
     *) version=$k8s_version mod=$k8s_mod module=k8s.io/kubernetes ;;
   esac
+  case " ${containerd_components[*]} " in
+    *" $c "*) version=$containerd_version mod=$containerd_mod module=github.com/containerd/containerd/v2 ;;
+  esac
   if [ "$module" = k8s.io/kubernetes ]; then
     [ -n "${ldflags_for[k8s]:-}" ] || ldflags_for[k8s]=$(k8s_ldflags)
     ldflags=${ldflags_for[k8s]}
     tags=selinux,notest,grpcnotrace
+  elif [ "$module" = github.com/containerd/containerd/v2 ]; then
+    ldflags="-s -w -X $module/version.Version=$containerd_version"
+    tags=no_btrfs,no_devmapper,no_zfs
+    # The shim serves ttrpc only, as upstream builds it.
+    if [ "$c" = containerd-shim-runc-v2 ]; then tags+=,no_grpc; fi
   else
     ldflags="-s -w"
     tags=""
@@ -317,6 +369,9 @@ for c in "${want[@]}"; do
     *" $c "*) version=$etcd_version ;;
     *) version=$k8s_version ;;
   esac
+  case " ${containerd_components[*]} " in
+    *" $c "*) version=$containerd_version ;;
+  esac
   ln -sfn "../$c-$version/$c" "$out/$link/$c"
 done
-log "$built built, ${#want[@]} ready in $out/$link/ (kubernetes $k8s_version, etcd $etcd_version) after $(elapsed "$start")"
+log "$built built, ${#want[@]} ready in $out/$link/ (kubernetes $k8s_version, etcd $etcd_version, containerd $containerd_version) after $(elapsed "$start")"
