@@ -76,6 +76,11 @@ type Unit struct {
 	Oneshot bool `json:"oneshot,omitempty"`
 	// InputHash is the hash of every input (argv, env, files) that should restart the unit when changed.
 	InputHash string `json:"inputHash"`
+	// KillMode is how stopping or restarting the unit ends its processes:
+	// empty ends every process of the unit, KillModeProcess only the main
+	// one, so that what it started in groups of their own (containerd's
+	// shims and their containers) outlives a restart.
+	KillMode string `json:"killMode,omitempty"`
 	// HealthURL, when set, is probed to decide whether the unit is healthy (e.g. https://127.0.0.1:6443/readyz).
 	HealthURL string `json:"healthUrl,omitempty"`
 	// Version pins the release of the unit's binary, e.g. v1.37.2: the
@@ -89,6 +94,9 @@ type Unit struct {
 	Reason string   `json:"-"`
 	Inputs []string `json:"-"`
 }
+
+// KillModeProcess is Unit.KillMode for a unit whose children outlive it.
+const KillModeProcess = "process"
 
 // Task is a oneshot that runs when its InputHash changes (apply a manifest,
 // load firewall rules).

@@ -313,6 +313,7 @@ func unitFields(a, b api.Unit) []string {
 		{"restart", a.Restart == b.Restart && a.Oneshot == b.Oneshot},
 		{"healthUrl", a.HealthURL == b.HealthURL},
 		{"version", a.Version == b.Version},
+		{"killMode", a.KillMode == b.KillMode},
 	} {
 		if !f.same {
 			out = append(out, f.name)

@@ -63,6 +63,8 @@ func (r *renderer) containerd(b *builder) error {
 		Reason:  "containerd serving the CRI on " + socket,
 		Argv:    []string{"containerd", "--config", ContainerdConfigPath},
 		Restart: api.RestartAlways,
+		// Restarting containerd (a new config) must not end the pods.
+		KillMode: api.KillModeProcess,
 	}, []string{ContainerdConfigPath})
 	return nil
 }

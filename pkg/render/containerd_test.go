@@ -21,7 +21,7 @@ func TestContainerdRendered(t *testing.T) {
 		if u == nil {
 			t.Fatalf("%s: no %s unit", m.NodeID, UnitContainerd)
 		}
-		if want := []string{"containerd", "--config", ContainerdConfigPath}; !slices.Equal(u.Argv, want) || u.Restart != api.RestartAlways || u.Version != "" {
+		if want := []string{"containerd", "--config", ContainerdConfigPath}; !slices.Equal(u.Argv, want) || u.Restart != api.RestartAlways || u.Version != "" || u.KillMode != api.KillModeProcess {
 			t.Errorf("%s: containerd unit %+v", m.NodeID, u)
 		}
 		if !slices.Equal(u.Inputs, []string{ContainerdConfigPath}) {

@@ -122,6 +122,9 @@ func summary(ns *api.NodeState) string {
 		if u.HealthURL != "" {
 			fmt.Fprintf(&w, "  health: %s\n", u.HealthURL)
 		}
+		if u.KillMode != "" {
+			fmt.Fprintf(&w, "  killMode: %s\n", u.KillMode)
+		}
 		keys := make([]string, 0, len(u.Env))
 		for k := range u.Env {
 			keys = append(keys, k)

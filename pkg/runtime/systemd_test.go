@@ -57,6 +57,10 @@ func TestSystemdUnitFileGolden(t *testing.T) {
 			InputHash: "sha256:bbb", Restart: api.RestartAlways,
 		}},
 		{name: "never.service", unit: api.Unit{Name: "kcore-once", Argv: []string{"true"}, Restart: api.RestartNever, InputHash: "h"}},
+		{name: "containerd.service", unit: api.Unit{
+			Name: "kcore-containerd", Argv: []string{"containerd", "--config", "/etc/containerd/config.toml"},
+			Restart: api.RestartAlways, KillMode: api.KillModeProcess, InputHash: "sha256:ddd",
+		}, binDir: "/run/current-system/sw/bin"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -60,7 +60,12 @@ func SystemdUnitFile(u api.Unit, binDir string) string {
 	if policy != api.RestartNever {
 		b.WriteString("RestartSec=2\n")
 	}
-	b.WriteString("KillMode=control-group\nTimeoutStopSec=10\n")
+	killMode := "control-group"
+	if u.KillMode == api.KillModeProcess {
+		// Delegate: containerd manages the cgroups of the containers it starts.
+		killMode = "process\nDelegate=yes"
+	}
+	b.WriteString("KillMode=" + killMode + "\nTimeoutStopSec=10\n")
 	b.WriteString("\n[Install]\nWantedBy=multi-user.target\n")
 	return b.String()
 }
