@@ -1,9 +1,11 @@
 # kcore Kubernetes units: every unit the controller rendered for this node,
 # read from the node agent's /etc/kcore/node-state.json, becomes a systemd
-# service of the same name (kcore-etcd, kcore-kube-apiserver,
+# service of the same name (kcore-containerd, kcore-etcd, kcore-kube-apiserver,
 # kcore-kubernetes-cilium, kcore-kubernetes-provisioner, kcore-keepalived with
 # its VRRP instance kcore_api, …). A unit restarts exactly when its inputHash
-# changes. Reading the state file is impure: flake users rebuild with --impure
+# changes. kcore renders containerd's configuration and runs it as
+# kcore-containerd (killMode process: its shims and containers outlive a
+# restart), so NixOS's own virtualisation.containerd must stay off. Reading the state file is impure: flake users rebuild with --impure
 # (the agent's `nixos-rebuild switch` is not a flake build).
 { config, lib, pkgs, ... }:
 
@@ -41,7 +43,8 @@ let
       RemainAfterExit = u.oneshot or false;
       ExecStart = lib.escapeShellArgs ([ (executable (builtins.head u.argv)) ] ++ builtins.tail u.argv);
       Restart = restartPolicy u;
-      KillMode = "control-group";
+      KillMode = if (u.killMode or "") == "process" then "process" else "control-group";
+      Delegate = (u.killMode or "") == "process";
       TimeoutStopSec = 10;
     } // lib.optionalAttrs (restartPolicy u != "no") { RestartSec = 2; };
   };
@@ -66,9 +69,9 @@ in
 
     packages = mkOption {
       type = types.listOf types.package;
-      default = with pkgs; [ kubernetes etcd cilium-cli keepalived kubectl nftables iproute2 ];
-      defaultText = lib.literalExpression "with pkgs; [ kubernetes etcd cilium-cli keepalived kubectl nftables iproute2 ]";
-      description = "Kubernetes binaries (from the host's nixpkgs pin) installed and put on the units' PATH.";
+      default = with pkgs; [ kubernetes etcd cilium-cli keepalived kubectl nftables iproute2 containerd runc ];
+      defaultText = lib.literalExpression "with pkgs; [ kubernetes etcd cilium-cli keepalived kubectl nftables iproute2 containerd runc ]";
+      description = "Kubernetes binaries (from the host's nixpkgs pin) installed and put on the units' PATH; containerd must be 2.0 or later for Kubernetes 1.36 and later.";
     };
 
     ciliumUnit = mkOption {
@@ -100,7 +103,14 @@ in
   };
 
   config = mkIf cfg.enable {
+    assertions = [{
+      assertion = !config.virtualisation.containerd.enable;
+      message = "services.kcore.kubernetes runs containerd itself (kcore-containerd, configured by kcore); disable virtualisation.containerd.";
+    }];
     environment.systemPackages = cfg.packages;
+    # containerd looks for CNI plugins in /opt/cni/bin (Cilium installs there)
+    # and /usr/lib/cni (the bridge plugin of bridge-CNI clusters).
+    systemd.tmpfiles.rules = [ "L+ /usr/lib/cni - - - - ${pkgs.cni-plugins}/bin" ];
     systemd.services = lib.listToAttrs (map mkUnit units);
     boot.kernelModules = [ "br_netfilter" "overlay" ];
     boot.kernel.sysctl = {
