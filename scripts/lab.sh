@@ -11,14 +11,17 @@
 #   held by keepalived on the namespaces' eth0.
 #   Three kcore-controller replicas on the host, on the bridge address
 #   10.77.0.1:7443/7445/7447 (raft on port + 1), rendering with --render-profile lab.
-#   Per node, inside its namespace: containerd (own root, state and socket under the
-#   node's root) and kcore-node-agent --runtime supervisor --root LAB/nN, which runs
-#   etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kubelet,
-#   kube-proxy and keepalived from the built binaries.
+#   Per node, inside its namespace: kcore-node-agent --runtime supervisor --root
+#   LAB/nN, which runs the rendered units from the built binaries: containerd
+#   (kcore-containerd, its config, root, state, socket and registry hosts under
+#   the node's root), etcd, kube-apiserver, kube-controller-manager,
+#   kube-scheduler, kubelet, kube-proxy and keepalived. The agent's PATH starts
+#   with the cache's current/ so containerd finds the containerd-shim-runc-v2
+#   built with it before any other on the host.
 #
 # Environment:
 #   KCORE_LAB_DIR   lab directory (default /var/lib/kcore-lab)
-#   KCORE_CACHE     cache of the Kubernetes binaries (default ~/.cache/kcore)
+#   KCORE_CACHE     cache of the Kubernetes and containerd binaries (default ~/.cache/kcore)
 #   KCORE_BIN_DIR   where kctl, kcore-controller and kcore-node-agent are (default bin/)
 #   KEEP=1          on failure, keep the lab up for inspection (default: remove it)
 #   LAB_MANIFEST    cluster manifest (default examples/lab/cluster.yaml)
@@ -95,7 +98,7 @@ need_root() { [ "$(id -u)" -eq 0 ] || die "the lab needs root (network namespace
 deps() {
   declare -A want=(
     [ip]=iproute2 [keepalived]=keepalived [curl]=curl [nft]=nftables
-    [containerd]=containerd [runc]=runc [iptables]=iptables [conntrack]=conntrack
+    [runc]=runc [iptables]=iptables [conntrack]=conntrack
   )
   local missing=() bin
   for bin in "${!want[@]}"; do
@@ -117,13 +120,13 @@ binaries() {
     (cd "$REPO" && go build -o "$KBIN/" ./cmd/kctl ./cmd/kcore-controller ./cmd/kcore-node-agent)
   fi
   local b absent=0
-  for b in etcd etcdctl kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy kubectl; do
+  for b in etcd etcdctl kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy kubectl containerd containerd-shim-runc-v2; do
     [ -x "$K8SBIN/$b" ] || absent=1
   done
   if [ "$absent" -eq 1 ]; then
-    say "building the etcd and Kubernetes binaries into $CACHE/bin (a cold build takes 10-15 minutes)"
+    say "building the etcd, Kubernetes and containerd binaries into $CACHE/bin (a cold build takes 10-15 minutes)"
   else
-    say "checking the etcd and Kubernetes binaries in $CACHE/bin against their stamps"
+    say "checking the etcd, Kubernetes and containerd binaries in $CACHE/bin against their stamps"
   fi
   "$REPO/scripts/build-k8s.sh" >&2
   CURRENT_VERSION=$("$K8SBIN/kube-apiserver" --version | awk '{print $2}')
@@ -132,7 +135,7 @@ binaries() {
     echo "LAB_K8S_VERSION=$K8S_VERSION is not built: scripts/build-k8s.sh --k8s-version $K8S_VERSION --link $K8S_VERSION" >&2
     exit 2
   fi
-  say "binaries: $("$K8SBIN/kube-apiserver" --version), etcd $("$K8SBIN/etcd" --version | awk 'NR==1{print $3}'), $("$KBIN/kctl" version 2>/dev/null | head -1)"
+  say "binaries: $("$K8SBIN/kube-apiserver" --version), etcd $("$K8SBIN/etcd" --version | awk 'NR==1{print $3}'), containerd $("$K8SBIN/containerd" --version | awk '{print $3}'), $("$KBIN/kctl" version 2>/dev/null | head -1)"
 }
 
 kctl() { "$KBIN/kctl" "$@"; }
@@ -190,31 +193,6 @@ three_members() {
   [ "$(grep -c '"suffrage": "voter"' <<<"$out")" -ge 3 ]
 }
 
-containerd_config() {
-  local r=$1
-  cat <<EOF
-# containerd of one lab node: its own root, state and socket under $r.
-version = 2
-root = "$r/var/lib/containerd"
-state = "$r/run/containerd/state"
-[grpc]
-  address = "$r/run/containerd/containerd.sock"
-[ttrpc]
-  address = "$r/run/containerd/containerd.sock.ttrpc"
-[debug]
-  address = ""
-[metrics]
-  address = ""
-[plugins."io.containerd.internal.v1.opt"]
-  path = "$r/opt/containerd"
-[plugins."io.containerd.grpc.v1.cri"]
-  sandbox_image = "registry.k8s.io/pause:3.10"
-  [plugins."io.containerd.grpc.v1.cri".cni]
-    bin_dir = "/usr/lib/cni"
-    conf_dir = "$r/etc/cni/net.d"
-EOF
-}
-
 # releases NODE_ROOT: one link per release in the cache, the directory a
 # unit pinned to that release runs its binaries from.
 releases() {
@@ -230,11 +208,6 @@ releases() {
 node_up() {
   local n=$1 r=$LAB/$1 tok
   releases "$r"
-  mkdir -p "$r/etc/containerd" "$r/run/containerd" "$r/var/lib/containerd" "$r/etc/cni/net.d" "$r/opt/containerd"
-  containerd_config "$r" >"$r/etc/containerd/config.toml"
-  in_ns "$n" setsid containerd --config "$r/etc/containerd/config.toml" \
-    >"$LAB/log/containerd-$n.log" 2>&1 </dev/null &
-  echo $! >"$LAB/run/containerd-$n.pid"
   # A token is bound to one node id and registers it once: a node that
   # already holds its certificate needs none.
   if [ ! -s "$r/var/lib/kcore/agent/node.crt" ]; then
@@ -245,12 +218,14 @@ node_up() {
   fi
   local ctl=() p
   for p in "${CONTROLLER_PORTS[@]}"; do ctl+=(--controller "$HOST_ADDR:$p"); done
-  in_ns "$n" setsid "$KBIN/kcore-node-agent" --node-id "$(nodeid "$n")" "${ctl[@]}" \
+  # containerd (the agent's kcore-containerd unit, from --bin-dir) looks its
+  # shim up on PATH first: the one built with it, not a distribution's.
+  in_ns "$n" env PATH="$K8SBIN:$PATH" setsid "$KBIN/kcore-node-agent" --node-id "$(nodeid "$n")" "${ctl[@]}" \
     --join-token-file "$LAB/run/token-$n" --ca-file "$LAB/controller-ca.crt" \
     --root "$r" --runtime supervisor --bin-dir "$K8SBIN" --releases-dir "$r/releases" \
     >"$LAB/log/agent-$n.log" 2>&1 </dev/null &
   echo $! >"$LAB/run/agent-$n.pid"
-  say "node $(nodeid "$n"): containerd pid $(cat "$LAB/run/containerd-$n.pid"), agent pid $! in $(ns "$n"), root $r"
+  say "node $(nodeid "$n"): agent pid $! in $(ns "$n"), root $r (it starts containerd, log $r/var/log/kcore/kcore-containerd.log)"
 }
 
 # in_ns NODE CMD...: run CMD in the node's network namespace only. Unlike

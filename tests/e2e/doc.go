@@ -1,7 +1,7 @@
 // Package e2e runs the lab (scripts/lab.sh, as `make lab` does) and checks
 // the issue's end-to-end scenarios against real processes: three
-// kcore-controller replicas, a kcore-node-agent and containerd per network
-// namespace, and the etcd, kube-apiserver, kubelet and keepalived they run.
+// kcore-controller replicas, a kcore-node-agent per network namespace, and the
+// containerd, etcd, kube-apiserver, kubelet and keepalived they run.
 //
 // The tests run only when KCORE_E2E=1, as root, with the Kubernetes binaries
 // built (make k8s-bins); otherwise they skip and say why. They create the

@@ -35,7 +35,7 @@ func labNodes() []labNode {
 
 // k8sBinaries are what the lab runs from the cache.
 func k8sBinaries() []string {
-	return []string{"etcd", "etcdctl", "etcdutl", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubelet", "kube-proxy", "kubectl"}
+	return []string{"etcd", "etcdctl", "etcdutl", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubelet", "kube-proxy", "kubectl", "containerd", "containerd-shim-runc-v2"}
 }
 
 // lab is one running lab.
@@ -71,7 +71,7 @@ func gate(t *testing.T) (repo, k8sBin string) {
 			t.Skipf("SKIP: %s is missing: build the lab binaries with make k8s-bins", filepath.Join(k8sBin, b))
 		}
 	}
-	for _, b := range []string{"keepalived", "containerd", "nsenter", "ip"} {
+	for _, b := range []string{"keepalived", "runc", "nsenter", "ip"} {
 		if _, err := exec.LookPath(b); err != nil {
 			if _, serr := os.Stat("/usr/sbin/" + b); serr != nil {
 				t.Skipf("SKIP: %s is missing: install it (make lab installs it with apt)", b)

@@ -227,7 +227,7 @@ func testDelete(t *testing.T, l *lab) {
 				continue
 			}
 			switch c := strings.TrimSpace(string(comm)); c {
-			case "containerd", "kcore-node-agen":
+			case "kcore-node-agen":
 			default:
 				t.Errorf("%s: process %s (%s) still runs after delete", n.id, p, c)
 			}
