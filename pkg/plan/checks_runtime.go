@@ -44,32 +44,37 @@ func (b *builder) checkRuntime(c *api.KubernetesCluster, l render.Layout, states
 		if n == nil || ns == nil {
 			continue
 		}
-		have, ok := minorOf(n.Facts.Versions[ContainerdFact])
-		if !ok {
-			continue
-		}
 		kubelet := ""
 		for _, u := range ns.Units {
 			if u.Name == l.UnitKubelet {
 				kubelet = u.Version
 			}
 		}
-		kv, ok := minorOf(kubelet)
-		if !ok {
-			continue
-		}
-		pair, ok := runtimePairFor(kv)
-		if !ok {
-			continue
-		}
-		need, _ := minorOf(pair.ContainerdMin)
-		if less(have, need) {
+		if pair, bad := ContainerdUnsupported(kubelet, n.Facts.Versions[ContainerdFact]); bad {
 			b.block(CodeContainerdUnsupported, memberPath(c, i)+".nodeId", m.NodeID,
 				fmt.Sprintf("install containerd %s or later on %s (kcore-containerd runs the containerd binary the agent finds in its --bin-dir, else on PATH), then plan again once its facts report it", pair.ContainerdMin, m.NodeID),
 				"kubelet %s on %s needs containerd %s or later, the node has %s: %s",
 				kubelet, m.NodeID, pair.ContainerdMin, n.Facts.Versions[ContainerdFact], pair.Why)
 		}
 	}
+}
+
+// ContainerdUnsupported reports whether containerd (a version as the node
+// facts give it) is older than RuntimeSupport allows for kubelet, and the
+// row that says so. Versions that do not parse, and kubelets no row
+// covers, are not unsupported.
+func ContainerdUnsupported(kubelet, containerd string) (RuntimePair, bool) {
+	have, ok1 := minorOf(containerd)
+	kv, ok2 := minorOf(kubelet)
+	if !ok1 || !ok2 {
+		return RuntimePair{}, false
+	}
+	pair, ok := runtimePairFor(kv)
+	if !ok {
+		return RuntimePair{}, false
+	}
+	need, _ := minorOf(pair.ContainerdMin)
+	return pair, less(have, need)
 }
 
 // runtimePairFor is the table row covering kubelet minor version kv.

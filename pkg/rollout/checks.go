@@ -51,6 +51,25 @@ func checkReady(targets []*target) []plan.Issue {
 	return out
 }
 
+// checkRuntime blocks every target member whose containerd, by its facts,
+// is too old for the Kubernetes release the update moves its kubelet to
+// (plan.RuntimeSupport, the table cluster plans check too).
+func checkRuntime(targets []*target, to string) []plan.Issue {
+	var out []plan.Issue
+	for _, t := range targets {
+		if t.role == RoleStandalone {
+			continue
+		}
+		have := t.node.Facts.Versions[plan.ContainerdFact]
+		if pair, bad := plan.ContainerdUnsupported(to, have); bad {
+			out = append(out, plan.Issue{Code: plan.CodeContainerdUnsupported, Path: "spec.testedOsPins.kubernetesVersion", Node: t.id, Cluster: first(clusterNames(t.clusters)),
+				Message: fmt.Sprintf("Kubernetes %s needs containerd %s or later on %s, which has %s: %s", to, pair.ContainerdMin, t.id, have, pair.Why),
+				Fix:     fmt.Sprintf("install containerd %s or later on %s first (kcore-containerd runs the containerd its agent finds in --bin-dir, else on PATH), then plan the update again", pair.ContainerdMin, t.id)})
+		}
+	}
+	return out
+}
+
 // failing joins the messages of the conditions that are not True.
 func failing(cs []api.Condition) string {
 	var out []string

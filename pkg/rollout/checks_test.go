@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"kcore.dev/kcore/pkg/api"
+	"kcore.dev/kcore/pkg/plan"
 )
 
 // labInput is the reference update against the lab, every check passing
@@ -158,5 +159,49 @@ func TestApproval(t *testing.T) {
 		if got := Plan(in).WaitsForApproval; got != tc.waits {
 			t.Errorf("approval %s approve %t: waits = %t, want %t", tc.approval, tc.approve, got, tc.waits)
 		}
+	}
+}
+
+// TestRuntimeBlocksUpgrade: an update to Kubernetes 1.36 or later blocks
+// each target member whose facts report containerd 1.x, by the same table
+// cluster plans use; 1.35 and containerd 2 pass, and so does a node that
+// reports no containerd.
+func TestRuntimeBlocksUpgrade(t *testing.T) {
+	tests := []struct {
+		from, to, containerd string
+		blocked              bool
+	}{
+		{"1.35.4", "1.36.0", "1.7.27", true},
+		{"1.35.4", "1.36.0", "v2.0.0", false},
+		{"1.34.2", "1.35.4", "1.7.27", false},
+		{"1.35.4", "1.36.0", "", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.to+"/"+tt.containerd, func(t *testing.T) {
+			in := labInput()
+			in.Update.Spec.TestedOSPins.KubernetesVersion = tt.to
+			for _, n := range in.Nodes {
+				for k := range n.Facts.Versions {
+					if k != VersionEtcd {
+						n.Facts.Versions[k] = "v" + tt.from
+					}
+				}
+			}
+			if tt.containerd != "" {
+				find(in.Nodes, "node-103").Facts.Versions[plan.ContainerdFact] = tt.containerd
+			}
+			var got []plan.Issue
+			for _, i := range Plan(in).Blocking {
+				if i.Code == plan.CodeContainerdUnsupported {
+					got = append(got, i)
+				}
+			}
+			if (len(got) > 0) != tt.blocked {
+				t.Fatalf("blocking %+v, want blocked %v", got, tt.blocked)
+			}
+			if tt.blocked && (len(got) != 1 || got[0].Node != "node-103" || !strings.Contains(got[0].Message, "needs containerd 2.0 or later on node-103, which has "+tt.containerd)) {
+				t.Errorf("issues %+v", got)
+			}
+		})
 	}
 }

@@ -43,6 +43,7 @@ func Plan(in Input) *RolloutPlan {
 	order, reason, k8s, blocking, warnings := kubernetesRules(e, targets)
 	p.Order, p.OrderReason, p.Kubernetes = order, reason, k8s
 	p.Blocking = append(p.Blocking, blocking...)
+	p.Blocking = append(p.Blocking, checkRuntime(targets, s.TestedOSPins.KubernetesVersion)...)
 	p.Warnings = append(p.Warnings, warnings...)
 	p.Steps = e.steps(targets, order, p.BatchSize)
 	if to, ok := parseVersion(s.TestedOSPins.KubernetesVersion); ok {
