@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Install the Debian packages kcore's tests and lab need, when missing:
-# keepalived, nftables and iproute2 for the VIP, containerd, runc and the CNI
-# plugins for kubelet, nix-bin to parse the NixOS modules, mkfs tools.
+# keepalived, nftables and iproute2 for the VIP, runc and the CNI plugins for
+# the containerd that scripts/build-k8s.sh builds, nix-bin to parse the NixOS modules, mkfs tools.
 # Idempotent and quiet when everything is there. Needs root for apt-get; when
 # not root it only reports what is missing (the tests that need it skip).
 set -euo pipefail
@@ -16,7 +16,6 @@ declare -A want=(
   [losetup]=util-linux
   [nft]=nftables
   [curl]=curl
-  [containerd]=containerd
   [runc]=runc
   [iptables]=iptables
   [conntrack]=conntrack
