@@ -34,7 +34,7 @@ func labNodes() []labNode {
 
 // labK8sBinaries are what the lab runs from the cache.
 func labK8sBinaries() []string {
-	return []string{"etcd", "etcdctl", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubelet", "kube-proxy", "kubectl"}
+	return []string{"etcd", "etcdctl", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubelet", "kube-proxy", "kubectl", "containerd", "containerd-shim-runc-v2"}
 }
 
 // LabOptions shape the lab figures (5b, 6).
@@ -113,7 +113,7 @@ func labSkip(o LabOptions) string {
 			return fmt.Sprintf("skipped: %s is missing (make build)", filepath.Join(o.BinDir, b))
 		}
 	}
-	for _, b := range []string{"keepalived", "containerd", "nsenter", "ip"} {
+	for _, b := range []string{"keepalived", "runc", "nsenter", "ip"} {
 		if _, err := exec.LookPath(b); err != nil {
 			if _, serr := os.Stat("/usr/sbin/" + b); serr != nil {
 				return fmt.Sprintf("skipped: %s is missing (make lab installs it with apt)", b)
