@@ -63,14 +63,14 @@ var validateCases = []struct {
 	{"even-control-planes.yaml", "even-control-planes.yaml:8: warning: spec.controlPlaneNodes: 2 control-plane nodes", 0},
 	{"initial-cluster.yaml", "initial-cluster.yaml:14: warning: spec.initialCluster: ignored on create", 0},
 	{"update-enums.yaml", `update-enums.yaml:7: spec.strategy: "all-at-once" is not one of`, 1},
-	{"update-counts.hcl", "update-counts.hcl:6:3: spec.maxUnavailable: must be at least 1", 1},
-	{"update-schema-order.hcl", "update-schema-order.hcl:6:3: spec.minCompatibleReader: 60 is newer than previousSchemaVersion 59", 1},
-	{"update-revs.hcl", `update-revs.hcl:4:3: spec.flakeRev: "3f9c2a7" is not a full git SHA`, 1},
+	{"update-counts.hcl", "update-counts.hcl:6:3: max_unavailable: must be at least 1", 1},
+	{"update-schema-order.hcl", "update-schema-order.hcl:6:3: min_compatible_reader: 60 is newer than previousSchemaVersion 59", 1},
+	{"update-revs.hcl", `update-revs.hcl:4:3: flake_rev: "3f9c2a7" is not a full git SHA`, 1},
 	{"update-nodes.yaml", "update-nodes.yaml:4: spec.nodes: required when allNodes is false", 1},
 	{"unknown-field.yaml", `unknown-field.yaml:17: spec.highAvailability: unknown field "vipAdress", did you mean "vipAddress"?`, 1},
 	{"unknown-kind.yaml", `unknown-kind.yaml:1: kind: unknown kind "KubernetesClusters", did you mean "KubernetesCluster"?`, 1},
-	{"hcl-unknown-attribute.hcl", `hcl-unknown-attribute.hcl:9:5: spec.controlPlaneNodes[0]: unknown attribute "advertise_addr", did you mean "advertise_address"?`, 1},
-	{"duplicate-across-files", `duplicate-across-files/b.hcl:1:37: metadata.name: KubernetesCluster "lab" is already declared at testdata/validate/cases/duplicate-across-files/a.yaml:3`, 1},
+	{"hcl-unknown-attribute.hcl", `hcl-unknown-attribute.hcl:9:5: control_plane_nodes[0]: unknown attribute "advertise_addr", did you mean "advertise_address"?`, 1},
+	{"duplicate-across-files", `duplicate-across-files/b.hcl:1:37: name: KubernetesCluster "lab" is already declared at testdata/validate/cases/duplicate-across-files/a.yaml:3`, 1},
 }
 
 func TestKubernetesValidateGolden(t *testing.T) {

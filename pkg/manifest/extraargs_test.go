@@ -46,11 +46,11 @@ func TestExtraArgsYAMLAndHCL(t *testing.T) {
 			t.Errorf("%s: apiServer %v kubelet %v", d.Format, c.Spec.APIServer.ExtraArgs, c.Spec.Kubelet.ExtraArgs)
 		}
 	}
-	msg := "spec.apiServer.extraArgs.etcd-servers: set by kcore (kube-apiserver --etcd-servers=…)"
-	if got := diagStrings(Check(ydocs)); !strings.HasPrefix(got, "cluster.yaml:15: "+msg) {
+	msg := ": set by kcore (kube-apiserver --etcd-servers=…)"
+	if got := diagStrings(Check(ydocs)); !strings.HasPrefix(got, "cluster.yaml:15: spec.apiServer.extraArgs.etcd-servers"+msg) {
 		t.Errorf("yaml check: %s", got)
 	}
-	if got := diagStrings(Check(hdocs)); !strings.HasPrefix(got, "cluster.hcl:13:7: "+msg) {
+	if got := diagStrings(Check(hdocs)); !strings.HasPrefix(got, "cluster.hcl:13:7: api_server.extra_args.etcd-servers"+msg) {
 		t.Errorf("hcl check: %s", got)
 	}
 }

@@ -65,28 +65,21 @@ func decodeResource(b *hclsyntax.Block, ds *diags) *Document {
 	obj := newObject(kind)
 	doc := &Document{Kind: kind, Pos: hclPos(b.DefRange()), Format: FormatHCL, Object: obj}
 	h := &hclDecoder{doc: doc, ds: ds}
-	var meta *api.ObjectMeta
-	var spec reflect.Value
-	switch o := obj.(type) {
-	case *api.KubernetesCluster:
-		o.Kind = kind
-		meta, spec = &o.Metadata, reflect.ValueOf(&o.Spec).Elem()
-	case *api.ClusterUpdate:
-		o.Kind = kind
-		meta, spec = &o.Metadata, reflect.ValueOf(&o.Spec).Elem()
-	}
 	doc.setPos("kind", hclPos(b.LabelRanges[0]))
 	doc.setPos("metadata", doc.Pos)
 	doc.setPos("spec", doc.Pos)
-	var targets []hclTarget
-	mv := reflect.ValueOf(meta).Elem()
-	for _, f := range fieldsOf(mv.Type()) {
-		if slices.Contains(metadataHCL(), f.name) {
-			targets = append(targets, hclTarget{f: f, v: mv.Field(f.index), path: join("metadata", f.name)})
-		}
+	switch o := obj.(type) {
+	case *api.KubernetesCluster:
+		o.Kind = kind
+	case *api.ClusterUpdate:
+		o.Kind = kind
 	}
-	targets = append(targets, structTargets(spec, "spec")...)
+	targets, meta := resourceTargets(obj)
+	first := len(ds.list)
 	h.body(b.Body, targets)
+	for i := first; i < len(ds.list); i++ {
+		ds.list[i].Path = doc.FieldPath(ds.list[i].Path)
+	}
 	if meta.Name == "" {
 		meta.Name = b.Labels[1]
 		doc.setPos("metadata.name", hclPos(b.LabelRanges[1]))
@@ -119,9 +112,37 @@ func numbersInRange(filename string, data []byte, ds *diags) bool {
 
 // hclTarget is a field an HCL body may set.
 type hclTarget struct {
-	f    field
-	v    reflect.Value
-	path string
+	f field
+	v reflect.Value
+	// path is the field path (spec.controlPlaneNodes[1].advertiseAddress),
+	// hclPath the same field as an HCL author names it
+	// (control_plane_nodes[1].advertise_address).
+	path, hclPath string
+}
+
+// resourceTargets lists what the body of a resource block may set into obj:
+// the metadata fields of metadataHCL and every spec field, both written
+// directly in the block. It is the one mapping from HCL attributes and
+// blocks to field paths; FieldPath walks it backwards.
+func resourceTargets(obj any) ([]hclTarget, *api.ObjectMeta) {
+	var meta *api.ObjectMeta
+	var spec reflect.Value
+	switch o := obj.(type) {
+	case *api.KubernetesCluster:
+		meta, spec = &o.Metadata, reflect.ValueOf(&o.Spec).Elem()
+	case *api.ClusterUpdate:
+		meta, spec = &o.Metadata, reflect.ValueOf(&o.Spec).Elem()
+	default:
+		return nil, nil
+	}
+	var targets []hclTarget
+	mv := reflect.ValueOf(meta).Elem()
+	for _, f := range fieldsOf(mv.Type()) {
+		if slices.Contains(metadataHCL(), f.name) {
+			targets = append(targets, hclTarget{f: f, v: mv.Field(f.index), path: join("metadata", f.name), hclPath: f.hcl})
+		}
+	}
+	return append(targets, structTargets(spec, "spec", "")...), meta
 }
 
 // hclName is how the target is written: its snake_case name, in the singular
@@ -133,11 +154,13 @@ func (t hclTarget) hclName() string {
 	return t.f.hcl
 }
 
-func structTargets(v reflect.Value, path string) []hclTarget {
+// structTargets lists the fields of the struct v, whose field path is path
+// and whose HCL path is hclPath.
+func structTargets(v reflect.Value, path, hclPath string) []hclTarget {
 	fields := fieldsOf(v.Type())
 	out := make([]hclTarget, len(fields))
 	for i, f := range fields {
-		out[i] = hclTarget{f: f, v: v.Field(f.index), path: join(path, f.name)}
+		out[i] = hclTarget{f: f, v: v.Field(f.index), path: join(path, f.name), hclPath: join(hclPath, f.hcl)}
 	}
 	return out
 }
@@ -189,7 +212,7 @@ func (h *hclDecoder) body(b *hclsyntax.Body, targets []hclTarget) {
 			}
 			p := indexPath(t.path, i)
 			h.doc.setPos(p, at)
-			h.body(blk.Body, structTargets(t.v.Index(i), p))
+			h.body(blk.Body, structTargets(t.v.Index(i), p, indexPath(t.hclPath, i)))
 			continue
 		}
 		if first, dup := seen[blk.Type]; dup {
@@ -198,7 +221,7 @@ func (h *hclDecoder) body(b *hclsyntax.Body, targets []hclTarget) {
 		}
 		seen[blk.Type] = at
 		h.doc.setPos(t.path, at)
-		h.body(blk.Body, structTargets(t.v, t.path))
+		h.body(blk.Body, structTargets(t.v, t.path, t.hclPath))
 	}
 }
 

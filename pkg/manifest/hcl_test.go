@@ -30,57 +30,57 @@ func TestParseHCLDiagnostics(t *testing.T) {
 		{
 			name: "unknown attribute with suggestion",
 			src:  strings.Replace(hclCluster, "service_cidr ", "servce_cidr  ", 1),
-			want: `c.hcl:3:3: spec: unknown attribute "servce_cidr", did you mean "service_cidr"?` + "\n",
+			want: `c.hcl:3:3: unknown attribute "servce_cidr", did you mean "service_cidr"?` + "\n",
 			docs: 1,
 		},
 		{
 			name: "camel case suggests snake case",
 			src:  strings.Replace(hclCluster, "node_id ", "nodeId  ", 1),
-			want: `c.hcl:7:5: spec.controlPlaneNodes[0]: unknown attribute "nodeId", did you mean "node_id"?` + "\n",
+			want: `c.hcl:7:5: control_plane_nodes[0]: unknown attribute "nodeId", did you mean "node_id"?` + "\n",
 			docs: 1,
 		},
 		{
 			name: "unknown block with suggestion",
 			src:  strings.Replace(hclCluster, "control_plane_node {", "control_plane_nodes {", 1),
-			want: `c.hcl:6:3: spec: unknown block "control_plane_nodes", did you mean "control_plane_node"?` + "\n",
+			want: `c.hcl:6:3: unknown block "control_plane_nodes", did you mean "control_plane_node"?` + "\n",
 			docs: 1,
 		},
 		{
 			name: "block written as attribute",
 			src:  strings.Replace(hclCluster, "  control_plane_node {", "  cilium = {}\n  control_plane_node {", 1),
-			want: "c.hcl:6:3: spec.cilium: cilium is a block: write cilium { … }\n",
+			want: "c.hcl:6:3: cilium: cilium is a block: write cilium { … }\n",
 			docs: 1,
 		},
 		{
 			name: "attribute written as block",
 			src:  strings.Replace(hclCluster, "  control_plane_node {", "  cni {}\n  control_plane_node {", 1),
-			want: "c.hcl:6:3: spec.cni: cni is an attribute: write cni = …\n",
+			want: "c.hcl:6:3: cni: cni is an attribute: write cni = …\n",
 			docs: 1,
 		},
 		{
 			name: "duplicate single block",
 			src:  strings.Replace(hclCluster, "  control_plane_node {", "  cilium {}\n  cilium {}\n  control_plane_node {", 1),
-			want: "c.hcl:7:3: spec.cilium: duplicate block cilium (first at line 6)\n",
+			want: "c.hcl:7:3: cilium: duplicate block cilium (first at line 6)\n",
 			docs: 1,
 		},
 		{
 			name: "block labels",
 			src:  strings.Replace(hclCluster, "control_plane_node {", `control_plane_node "x" {`, 1),
-			want: "c.hcl:6:22: spec.controlPlaneNodes: block control_plane_node takes no labels\n",
+			want: "c.hcl:6:22: control_plane_nodes: block control_plane_node takes no labels\n",
 			docs: 1,
 		},
 		{
 			name: "wrong types",
 			src:  strings.Replace(hclCluster, "  control_plane_node {", "  cilium {\n    mtu = \"fast\"\n    load_balancer_ip_pools = \"x\"\n  }\n  control_plane_node {", 1),
-			want: `c.hcl:7:5: spec.cilium.mtu: expected an integer, got the string "fast"
-c.hcl:8:5: spec.cilium.loadBalancerIpPools: expected a list, got the string "x"
+			want: `c.hcl:7:5: cilium.mtu: expected an integer, got the string "fast"
+c.hcl:8:5: cilium.load_balancer_ip_pools: expected a list, got the string "x"
 `,
 			docs: 1,
 		},
 		{
 			name: "fractional integer",
 			src:  strings.Replace(hclCluster, "  control_plane_node {", "  cilium {\n    mtu = 1.5\n  }\n  control_plane_node {", 1),
-			want: "c.hcl:7:5: spec.cilium.mtu: expected an integer in range, got 1.5\n",
+			want: "c.hcl:7:5: cilium.mtu: expected an integer in range, got 1.5\n",
 			docs: 1,
 		},
 		{
@@ -91,7 +91,7 @@ c.hcl:8:5: spec.cilium.loadBalancerIpPools: expected a list, got the string "x"
 		{
 			name: "large number is described, not printed",
 			src:  strings.Replace(hclCluster, "  control_plane_node {", "  cilium {\n    mtu = 1e1000\n  }\n  control_plane_node {", 1),
-			want: "c.hcl:7:5: spec.cilium.mtu: expected an integer in range, got a number of magnitude 2^3322\n",
+			want: "c.hcl:7:5: cilium.mtu: expected an integer in range, got a number of magnitude 2^3322\n",
 			docs: 1,
 		},
 		{

@@ -134,7 +134,7 @@ func duplicates(docs []*Document) Diagnostics {
 		}
 		key := d.Kind + "/" + d.Name
 		if f, ok := first[key]; ok {
-			ds.errorf(d.PosOf("metadata.name"), "metadata.name", "%s %q is already declared at %s", d.Kind, d.Name, f.PosOf("metadata.name"))
+			ds.errorf(d.PosOf("metadata.name"), d.FieldPath("metadata.name"), "%s %q is already declared at %s", d.Kind, d.Name, f.PosOf("metadata.name"))
 			continue
 		}
 		first[key] = d
@@ -145,7 +145,7 @@ func duplicates(docs []*Document) Diagnostics {
 // Check defaults every document's object in place (api Default) and validates
 // it (api Validate), warning about every written value defaulting replaces
 // (api Overrides), and returning each finding at the position of its field path,
-// sorted by file and line.
+// the path named as the document writes it (FieldPath), sorted by file and line.
 func Check(docs []*Document) Diagnostics {
 	var out Diagnostics
 	for _, d := range docs {
@@ -160,7 +160,7 @@ func Check(docs []*Document) Diagnostics {
 			issues = o.Validate()
 		}
 		for _, is := range issues {
-			out = append(out, Diagnostic{Pos: d.PosOf(is.Path), Severity: is.Severity, Path: is.Path, Message: is.Message})
+			out = append(out, Diagnostic{Pos: d.PosOf(is.Path), Severity: is.Severity, Path: d.FieldPath(is.Path), Message: is.Message})
 		}
 	}
 	out.Sort()

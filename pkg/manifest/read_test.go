@@ -73,12 +73,12 @@ func TestReadPathProblems(t *testing.T) {
 	got := strings.ReplaceAll(diagStrings(ds), dir+string(filepath.Separator), "")
 	want := `b.yaml:1: kind: unknown kind "Bogus" (accepted: KubernetesCluster, kubernetes-cluster, kubernetes_cluster, ClusterUpdate, cluster-update, cluster_update)
 b.yaml:5: metadata.name: KubernetesCluster "lab" is already declared at a.yaml:3
-c.hcl:1:37: metadata.name: KubernetesCluster "lab" is already declared at a.yaml:3
-c.hcl:2:3: spec: unknown attribute "cluster_cdr", did you mean "cluster_cidr"?
+c.hcl:1:37: name: KubernetesCluster "lab" is already declared at a.yaml:3
+c.hcl:2:3: unknown attribute "cluster_cdr", did you mean "cluster_cidr"?
 d.yaml:1: invalid YAML: did not find expected node content
 empty: no *.yaml, *.yml or *.hcl files in this directory
 missing.yaml: read: no such file or directory
-sub/u2.hcl:1:33: metadata.name: ClusterUpdate "u" is already declared at sub/u.hcl:1:33
+sub/u2.hcl:1:33: name: ClusterUpdate "u" is already declared at sub/u.hcl:1:33
 `
 	if len(docs) != 5 {
 		t.Errorf("read %d documents, want the 5 that parsed (a.yaml once)", len(docs))

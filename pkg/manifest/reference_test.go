@@ -43,11 +43,11 @@ func TestReferenceUpdate(t *testing.T) {
 	if len(ds) != 0 || len(docs) != 1 {
 		t.Fatalf("%d docs, diagnostics:\n%s", len(docs), diagStrings(ds))
 	}
-	want := `update.hcl:5:3: spec.flakeRev: "<full-git-sha>" is not a full git SHA (40 lowercase hex characters)
-update.hcl:6:3: spec.nixpkgsRev: "<nixpkgs-rev>" is not a full git SHA (40 lowercase hex characters)
-update.hcl:21:5: spec.testedOsPins.nixpkgsRev: "<nixpkgs-rev>" is not a full git SHA (40 lowercase hex characters)
-update.hcl:22:5: spec.testedOsPins.cephRev: "<ceph-rev>" is not a full git SHA (40 lowercase hex characters)
-update.hcl:23:5: spec.testedOsPins.cephSha256: "<ceph-sha256>" is not a SHA-256 (64 hex characters or sha256-<base64>)
+	want := `update.hcl:5:3: flake_rev: "<full-git-sha>" is not a full git SHA (40 lowercase hex characters)
+update.hcl:6:3: nixpkgs_rev: "<nixpkgs-rev>" is not a full git SHA (40 lowercase hex characters)
+update.hcl:21:5: tested_os_pins.nixpkgs_rev: "<nixpkgs-rev>" is not a full git SHA (40 lowercase hex characters)
+update.hcl:22:5: tested_os_pins.ceph_rev: "<ceph-rev>" is not a full git SHA (40 lowercase hex characters)
+update.hcl:23:5: tested_os_pins.ceph_sha256: "<ceph-sha256>" is not a SHA-256 (64 hex characters or sha256-<base64>)
 `
 	if got := diagStrings(Check(docs)); got != want {
 		t.Errorf("diagnostics:\n%s\nwant:\n%s", got, want)
