@@ -10,7 +10,8 @@ import (
 )
 
 // Pos is a position in a manifest file. Line and Column are 1-based; zero means
-// unknown. YAML positions carry only the line; HCL positions also the column.
+// unknown. YAML positions carry only the line, except those of syntax errors,
+// which point at the offending character; HCL positions also the column.
 type Pos struct {
 	File   string
 	Line   int

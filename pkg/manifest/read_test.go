@@ -75,7 +75,7 @@ func TestReadPathProblems(t *testing.T) {
 b.yaml:5: metadata.name: KubernetesCluster "lab" is already declared at a.yaml:3
 c.hcl:1:37: name: KubernetesCluster "lab" is already declared at a.yaml:3
 c.hcl:2:3: unknown attribute "cluster_cdr", did you mean "cluster_cidr"?
-d.yaml:1: invalid YAML: did not find expected node content
+d.yaml:1:7: invalid YAML: did not find expected node content
 empty: no *.yaml, *.yml or *.hcl files in this directory
 missing.yaml: read: no such file or directory
 sub/u2.hcl:1:33: name: ClusterUpdate "u" is already declared at sub/u.hcl:1:33

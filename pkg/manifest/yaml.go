@@ -33,7 +33,11 @@ func ParseYAML(filename string, data []byte) ([]*Document, Diagnostics) {
 		}
 		if err != nil {
 			line, msg := splitYAMLError(err)
-			ds.errorf(Pos{File: filename, Line: line}, "", "%s", msg)
+			at := Pos{File: filename, Line: line}
+			if line > 0 {
+				at = locateYAMLError(filename, data, err, at)
+			}
+			ds.errorf(at, "", "%s", msg)
 			break
 		}
 		if doc := decodeYAMLDocument(filename, &root, &ds); doc != nil {

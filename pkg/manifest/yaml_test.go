@@ -103,11 +103,6 @@ c.yaml:16: spec.workerNodes: expected a list, got a mapping
 			want: "c.yaml:1: a manifest document must be a mapping with kind, metadata and spec, got a list\n",
 		},
 		{
-			name: "syntax error",
-			src:  "kind: KubernetesCluster\nmetadata:\n  name: [lab\n",
-			want: "c.yaml:2: invalid YAML: did not find expected ',' or ']'\n",
-		},
-		{
 			name: "wrong apiVersion",
 			src:  "apiVersion: v2\n" + yamlCluster,
 			want: `c.yaml:1: apiVersion: "v2" is not kcore.dev/v1` + "\n",
@@ -189,5 +184,72 @@ spec:
 		if got := d.PosOf(path); got != (Pos{File: "c.yaml", Line: line}) {
 			t.Errorf("PosOf(%q) = %v, want line %d", path, got, line)
 		}
+	}
+}
+
+// TestParseYAMLSyntaxErrorPosition checks that each class of YAML syntax
+// error points at the character that is wrong, not at the line above it or
+// at the start of the enclosing mapping or list (where yaml.v3 reports it).
+func TestParseYAMLSyntaxErrorPosition(t *testing.T) {
+	tests := []struct{ name, src, want string }{
+		{
+			name: "tab in indentation",
+			src:  "kind: KubernetesCluster\nspec:\n\tclusterCidr: x\n",
+			want: "c.yaml:3:1: invalid YAML: found character that cannot start any token",
+		},
+		{
+			name: "character that cannot start a token",
+			src:  "kind: KubernetesCluster\nmetadata:\n  name: @lab\n",
+			want: "c.yaml:3:9: invalid YAML: found character that cannot start any token",
+		},
+		{
+			name: "key indented less than its siblings",
+			src:  "kind: KubernetesCluster\nspec:\n  clusterCidr: x\n serviceCidr: y\n",
+			want: "c.yaml:4:2: invalid YAML: did not find expected key",
+		},
+		{
+			name: "key indented more than its siblings",
+			src:  "kind: KubernetesCluster\nspec:\n  clusterCidr: x\n    serviceCidr: y\n",
+			want: "c.yaml:4:16: invalid YAML: mapping values are not allowed in this context",
+		},
+		{
+			name: "list entry among mapping keys",
+			src:  "kind: KubernetesCluster\nspec:\n  clusterCidr: x\n  - y\n",
+			want: "c.yaml:4:3: invalid YAML: did not find expected key",
+		},
+		{
+			name: "mapping key among list entries",
+			src:  "kind: KubernetesCluster\nspec:\n  workerNodes:\n    - nodeId: a\n    b: 1\n",
+			// "b" alone would continue the plain scalar "a": the colon makes it wrong.
+			want: "c.yaml:5:6: invalid YAML: did not find expected '-' indicator",
+		},
+		{
+			name: "second colon on a line",
+			src:  "kind: KubernetesCluster\nmetadata:\n  name: a: b\n",
+			want: "c.yaml:3:10: invalid YAML: mapping values are not allowed in this context",
+		},
+		{
+			name: "unclosed flow list",
+			src:  "kind: KubernetesCluster\nmetadata:\n  name: [lab\n",
+			want: "c.yaml:3:10: invalid YAML: did not find expected ',' or ']'",
+		},
+		{
+			name: "unclosed quote",
+			src:  "kind: KubernetesCluster\nmetadata:\n  name: \"lab\n",
+			want: "c.yaml:3:9: invalid YAML: found unexpected end of stream",
+		},
+		{
+			name: "in a later document, after multi-byte characters",
+			src:  "kind: KubernetesCluster\nmetadata:\n  name: lab # ünïcödé\n---\nkind: ClusterUpdate\nspec:\n  version: ü\n - x\n",
+			want: "c.yaml:8:2: invalid YAML: did not find expected key",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, ds := ParseYAML("c.yaml", []byte(tt.src))
+			if got := strings.TrimSuffix(diagStrings(ds), "\n"); got != tt.want {
+				t.Errorf("got  %s\nwant %s", got, tt.want)
+			}
+		})
 	}
 }
