@@ -61,7 +61,7 @@ An operator may apply ClusterUpdates; approving one is 'kctl update approve'.`,
 			if len(req.Updates) == 0 {
 				return errors.New("no ClusterUpdate documents in the manifests")
 			}
-			return review(cmd, s, req, f, "Apply this plan?")
+			return review(cmd, s, req, docs, f, "Apply this plan?")
 		},
 	}
 	cmd.Flags().StringArrayVarP(&paths, "filename", "f", nil, "manifest file or directory (repeatable; a directory is read recursively; - reads standard input)")

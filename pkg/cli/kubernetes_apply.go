@@ -10,6 +10,7 @@ import (
 
 	"kcore.dev/kcore/pkg/apiv1"
 	"kcore.dev/kcore/pkg/client"
+	"kcore.dev/kcore/pkg/manifest"
 	"kcore.dev/kcore/pkg/plan"
 )
 
@@ -97,11 +98,11 @@ exits 0 when it is ready, 1 when it ends degraded or --timeout passes.`,
 			case len(paths) == 0:
 				return errors.New("no manifests: pass -f FILE|DIR, or a saved plan file")
 			}
-			req, err := readClusterRequest(s, paths, prune)
+			req, docs, err := readClusterRequest(s, paths, prune)
 			if err != nil {
 				return err
 			}
-			return review(cmd, s, req, f, "Apply this plan?")
+			return review(cmd, s, req, docs, f, "Apply this plan?")
 		},
 	}
 	cmd.Flags().StringArrayVarP(&paths, "filename", "f", nil, "manifest file or directory (repeatable; a directory is read recursively; - reads standard input)")
@@ -113,7 +114,8 @@ exits 0 when it is ready, 1 when it ends degraded or --timeout passes.`,
 // review is the one plan-and-apply flow of every changing command: ask the
 // controller for the plan of req, print it, stop when it is blocked or
 // empty, ask (unless --yes), and apply exactly that plan's index and hash.
-func review(cmd *cobra.Command, s Streams, req apiv1.PlanRequest, f applyFlags, question string) error {
+// docs are the manifests req was read from, if any, to say where an issue is.
+func review(cmd *cobra.Command, s Streams, req apiv1.PlanRequest, docs []*manifest.Document, f applyFlags, question string) error {
 	c, _, err := ctlClient(cmd)
 	if err != nil {
 		return err
@@ -126,7 +128,7 @@ func review(cmd *cobra.Command, s Streams, req apiv1.PlanRequest, f applyFlags, 
 	if resp.Forbidden != "" {
 		return fmt.Errorf("%w: %w: %s (the same command with 'plan' instead shows what would change)", ErrForbiddenApply, client.ErrForbidden, resp.Forbidden)
 	}
-	if err := printPlan(s, req, withoutManifestWarnings(resp)); err != nil {
+	if err := printPlan(s, req, locateIssues(docs, withoutManifestWarnings(resp))); err != nil {
 		return err
 	}
 	return confirmAndApply(cmd, s, c, req, resp.Plan.Index, resp.Hash, resp, f, question)

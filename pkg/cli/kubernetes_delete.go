@@ -34,7 +34,7 @@ With --wait the command follows the teardown until the cluster is gone.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			req := apiv1.PlanRequest{Delete: []string{args[0]}, Force: force, PurgeVolumes: purge}
-			return review(cmd, s, req, f, "Apply this plan?")
+			return review(cmd, s, req, nil, f, "Apply this plan?")
 		},
 	}
 	cmd.Flags().BoolVar(&force, "force", false, "tear down even where nodes do not answer")

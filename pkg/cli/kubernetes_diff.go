@@ -50,7 +50,7 @@ const (
 
 // runDiff prints the differences and reports whether there were any.
 func runDiff(cmd *cobra.Command, s Streams, paths []string, prune pruneFlags) (bool, error) {
-	req, err := readClusterRequest(s, paths, prune)
+	req, _, err := readClusterRequest(s, paths, prune)
 	if err != nil {
 		return false, err
 	}

@@ -57,7 +57,7 @@ and with --detailed-exitcode 2 when the plan has changes (otherwise 0).`,
 			if output != planOutputText && output != planOutputJSON {
 				return fmt.Errorf("unknown output format %q: want text or json", output)
 			}
-			req, err := readClusterRequest(s, paths, prune)
+			req, docs, err := readClusterRequest(s, paths, prune)
 			if err != nil {
 				return err
 			}
@@ -82,7 +82,7 @@ and with --detailed-exitcode 2 when the plan has changes (otherwise 0).`,
 			if output == planOutputJSON {
 				_, err = s.Out.Write(saved)
 			} else {
-				err = printPlan(s, req, withoutManifestWarnings(resp))
+				err = printPlan(s, req, locateIssues(docs, withoutManifestWarnings(resp)))
 				if err == nil && out != "" {
 					_, err = fmt.Fprintf(s.Out, "Plan saved to %s; apply it with: kctl kubernetes apply %s\n", out, out)
 				}
@@ -180,11 +180,12 @@ func (f *pruneFlags) bind(cmd *cobra.Command, what string) {
 }
 
 // readClusterRequest reads KubernetesCluster manifests into a plan request,
-// refusing ClusterUpdate documents (kctl apply's kind).
-func readClusterRequest(s Streams, paths []string, prune pruneFlags) (apiv1.PlanRequest, error) {
+// refusing ClusterUpdate documents (kctl apply's kind), and returns the
+// documents too.
+func readClusterRequest(s Streams, paths []string, prune pruneFlags) (apiv1.PlanRequest, []*manifest.Document, error) {
 	docs, err := readManifests(s, paths)
 	if err != nil {
-		return apiv1.PlanRequest{}, err
+		return apiv1.PlanRequest{}, nil, err
 	}
 	req := apiv1.PlanRequest{Prune: prune.prune}
 	for _, d := range docs {
@@ -192,16 +193,16 @@ func readClusterRequest(s Streams, paths []string, prune pruneFlags) (apiv1.Plan
 		case *api.KubernetesCluster:
 			req.Clusters = append(req.Clusters, *o)
 		case *api.ClusterUpdate:
-			return apiv1.PlanRequest{}, fmt.Errorf("%s: ClusterUpdate %q is not applied here: use kctl apply -f for ClusterUpdate manifests", d.Pos, d.Name)
+			return apiv1.PlanRequest{}, nil, fmt.Errorf("%s: ClusterUpdate %q is not applied here: use kctl apply -f for ClusterUpdate manifests", d.Pos, d.Name)
 		}
 	}
 	if len(req.Clusters) == 0 && prune.prune && !prune.allowEmpty {
-		return apiv1.PlanRequest{}, ErrEmptyPrune
+		return apiv1.PlanRequest{}, nil, ErrEmptyPrune
 	}
 	if len(req.Clusters) == 0 && !prune.prune {
-		return apiv1.PlanRequest{}, errors.New("no KubernetesCluster documents in the manifests")
+		return apiv1.PlanRequest{}, nil, errors.New("no KubernetesCluster documents in the manifests")
 	}
-	return req, nil
+	return req, docs, nil
 }
 
 // sortedKeys returns m's keys in order.

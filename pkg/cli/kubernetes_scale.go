@@ -50,7 +50,7 @@ enp6s0). An operator may scale; other changes need cluster-admin.`,
 			if len(sr.AddControlPlanes)+len(sr.AddWorkers)+len(sr.Remove) == 0 {
 				return errors.New("nothing to scale: pass --add-control-plane, --add-workers or --remove")
 			}
-			return review(cmd, s, apiv1.PlanRequest{Scale: sr}, f, "Apply this plan?")
+			return review(cmd, s, apiv1.PlanRequest{Scale: sr}, nil, f, "Apply this plan?")
 		},
 	}
 	cmd.Flags().StringSliceVar(&cps, "add-control-plane", nil, "control plane to add as id:address[:iface] (repeatable, comma-separated)")
