@@ -24,7 +24,11 @@ Every problem is printed, one per line and sorted, as
   file:line: field.path: message
   file:line: warning: field.path: message
 
-followed by a summary. Unknown fields come with a "did you mean"; the same
+followed by a summary. In an HCL file the position is file:line:column and
+the field is named as written there (min_compatible_reader,
+control_plane_nodes[1].advertise_address; a repeated block by its list name
+and index); a YAML syntax error points at the offending character
+(file:line:column). Unknown fields come with a "did you mean"; the same
 kind and name declared twice is an error naming both places. Defaults are
 applied before the checks, exactly as apply would.
 

@@ -2,7 +2,9 @@
 // and HCL (`resource "kcore_…" "NAME" { … }`) files or whole directories — into
 // pkg/api objects, keeping the file:line of every field and list element so that
 // every problem, whether found while reading or by api validation, is reported
-// as `file:line: field.path: message`.
+// as `file:line: field.path: message`. In HCL the position has a column and
+// the field is named as written in HCL (Document.FieldPath); a YAML syntax
+// error is placed at its offending character.
 //
 // Readers are strict: an unknown field is an error with a "did you mean"
 // suggestion, computed against the field names of the pkg/api Go types (YAML
