@@ -158,10 +158,12 @@ type VolumeSpec struct {
 	Name string `json:"name" yaml:"name"`
 	// NodeID of the node that holds the volume.
 	NodeID string `json:"nodeId" yaml:"nodeId"`
-	// StorageClass is the node's storage backend: lvm or zfs.
+	// StorageClass is the node's storage backend: lvm, zfs or disk (a whole raw disk named by disk).
 	StorageClass string `json:"storageClass" yaml:"storageClass"`
-	// SizeBytes is the volume size. Can grow, never shrink.
-	SizeBytes int64 `json:"sizeBytes" yaml:"sizeBytes"`
+	// SizeBytes is the volume size. Can grow, never shrink. Required for lvm and zfs; empty for disk, whose volume is the whole disk.
+	SizeBytes int64 `json:"sizeBytes,omitempty" yaml:"sizeBytes,omitempty"`
+	// Disk is the whole disk of storageClass disk, as /dev/disk/by-id/NAME. kcore formats it only while the node reports it empty (no filesystem or partition table) and adopts it only when it holds kcore's own filesystem for this volume.
+	Disk string `json:"disk,omitempty" yaml:"disk,omitempty"`
 	// FSType is ext4 (default) or xfs.
 	FSType string `json:"fsType,omitempty" yaml:"fsType,omitempty"`
 	// Role is filesystem (default) or pool (mode lvm).

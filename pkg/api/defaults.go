@@ -1,6 +1,8 @@
 package api
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"net"
 	"path"
 )
@@ -27,8 +29,9 @@ const (
 	ProvisionerModeShared = "shared"
 	ProvisionerModeLVM    = "lvm"
 
-	StorageClassLVM = "lvm"
-	StorageClassZFS = "zfs"
+	StorageClassLVM  = "lvm"
+	StorageClassZFS  = "zfs"
+	StorageClassDisk = "disk"
 
 	FSTypeExt4 = "ext4"
 	FSTypeXFS  = "xfs"
@@ -119,6 +122,17 @@ func (l *LocalProvisionerSpec) defaults(cluster string) {
 // DefaultMountPath is /mnt/kcore/<cluster>/<name>.
 func DefaultMountPath(cluster, volume string) string {
 	return path.Join(DefaultMountRoot, cluster, volume)
+}
+
+// DiskByIDDir is the directory whose names a volume's disk is given by.
+const DiskByIDDir = "/dev/disk/by-id"
+
+// VolumeLabel is the filesystem label kcore gives a volume it formats:
+// "kcore-" and six hex digits of its name's hash (fits both ext4's 16 and
+// xfs's 12 characters). A disk carrying it holds kcore's filesystem.
+func VolumeLabel(name string) string {
+	sum := sha256.Sum256([]byte(name))
+	return "kcore-" + hex.EncodeToString(sum[:])[:6]
 }
 
 // VolumeName is the controller's name for a volume: k8s-<cluster>-<node>-<volume>.

@@ -76,6 +76,28 @@ type Disk struct {
 	Path string `json:"path,omitempty" yaml:"path,omitempty"`
 	// SizeBytes is the device size.
 	SizeBytes int64 `json:"sizeBytes,omitempty" yaml:"sizeBytes,omitempty"`
+	// FSType is the filesystem signature blkid finds on the whole disk (ext4, xfs, LVM2_member, …); empty when none.
+	FSType string `json:"fsType,omitempty" yaml:"fsType,omitempty"`
+	// Label is that filesystem's label (kcore's volumes carry api.VolumeLabel).
+	Label string `json:"label,omitempty" yaml:"label,omitempty"`
+	// UUID is that filesystem's UUID.
+	UUID string `json:"uuid,omitempty" yaml:"uuid,omitempty"`
+	// PartitionTable is the partition table type blkid finds (gpt, dos); empty when none.
+	PartitionTable string `json:"partitionTable,omitempty" yaml:"partitionTable,omitempty"`
+	// Partitions are the disk's partitions (sysfs).
+	Partitions []string `json:"partitions,omitempty" yaml:"partitions,omitempty"`
+	// Holders are the devices built on the disk (device-mapper, md), from sysfs.
+	Holders []string `json:"holders,omitempty" yaml:"holders,omitempty"`
+	// MountPoints are where the disk is mounted, as host paths under the agent's root.
+	MountPoints []string `json:"mountPoints,omitempty" yaml:"mountPoints,omitempty"`
+	// Probed is true when the signature fields above were measured (blkid ran).
+	Probed bool `json:"probed,omitempty" yaml:"probed,omitempty"`
+}
+
+// Empty reports whether the disk was probed and holds no filesystem,
+// partition table, partition, holder or mount.
+func (d Disk) Empty() bool {
+	return d.Probed && d.FSType == "" && d.PartitionTable == "" && len(d.Partitions) == 0 && len(d.Holders) == 0 && len(d.MountPoints) == 0
 }
 
 // FsyncLatency is an fsync probe's result in milliseconds.

@@ -119,13 +119,16 @@ type Task struct {
 type VolumeOp struct {
 	// Name is k8s-<cluster>-<node>-<volume>.
 	Name string `json:"name"`
-	// Class is lvm or zfs.
+	// Class is lvm, zfs or disk.
 	Class string `json:"class"`
-	// Pool is the LVM volume group or ZFS pool.
+	// Pool is the LVM volume group or ZFS pool (empty for a disk).
 	Pool string `json:"pool"`
-	// Device is /dev/<vg>/<lv> or /dev/zvol/<pool>/<dataset>.
+	// Device is /dev/<vg>/<lv>, /dev/zvol/<pool>/<dataset> or, for a disk,
+	// /dev/disk/by-id/<name>.
 	Device string `json:"device"`
-	// SizeBytes is the target size; growing is allowed, shrinking never.
+	// SizeBytes is the target size; growing is allowed, shrinking never. For
+	// a disk it is the size the node reported: the filesystem grows to the
+	// disk whenever the disk grew.
 	SizeBytes int64 `json:"sizeBytes"`
 	// FSType is ext4 or xfs (empty for a thin pool).
 	FSType string `json:"fsType,omitempty"`

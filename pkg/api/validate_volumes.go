@@ -25,6 +25,7 @@ func validateProvisioner(v *collector, s *ClusterSpec) {
 		members[n.NodeID] = true
 	}
 	seen := map[string]string{}
+	disks := map[string]string{}
 	for i, vol := range l.Volumes {
 		p := index(lp+".volumes", i)
 		checkName(v, p+".name", vol.Name)
@@ -39,11 +40,18 @@ func validateProvisioner(v *collector, s *ClusterSpec) {
 		} else {
 			seen[key] = p
 		}
-		if vol.StorageClass != StorageClassLVM && vol.StorageClass != StorageClassZFS {
-			v.errorf(p+".storageClass", "%q is not one of lvm, zfs", vol.StorageClass)
-		}
-		if vol.SizeBytes <= 0 {
-			v.errorf(p+".sizeBytes", "must be positive, got %d", vol.SizeBytes)
+		switch vol.StorageClass {
+		case StorageClassLVM, StorageClassZFS:
+			if vol.SizeBytes <= 0 {
+				v.errorf(p+".sizeBytes", "must be positive, got %d", vol.SizeBytes)
+			}
+			if vol.Disk != "" {
+				v.errorf(p+".disk", "only valid with storageClass disk")
+			}
+		case StorageClassDisk:
+			validateDiskVolume(v, p, vol, disks)
+		default:
+			v.errorf(p+".storageClass", "%q is not one of lvm, zfs, disk", vol.StorageClass)
 		}
 		if vol.FSType != FSTypeExt4 && vol.FSType != FSTypeXFS {
 			v.errorf(p+".fsType", "%q is not one of ext4, xfs", vol.FSType)
@@ -66,6 +74,40 @@ func validateProvisioner(v *collector, s *ClusterSpec) {
 		}
 	}
 }
+
+// validateDiskVolume checks a volume of storageClass disk: a by-id name,
+// no size (the disk is the volume), no volume group, one volume per disk.
+func validateDiskVolume(v *collector, p string, vol VolumeSpec, disks map[string]string) {
+	if vol.SizeBytes != 0 {
+		v.errorf(p+".sizeBytes", "must be empty with storageClass disk: the volume is the whole disk, got %d", vol.SizeBytes)
+	}
+	if vol.VolumeGroup != "" {
+		v.errorf(p+".volumeGroup", "must be empty with storageClass disk")
+	}
+	if _, ok := DiskID(vol.Disk); !ok {
+		v.errorf(p+".disk", "%q is not a %s/NAME path (one name, no .. or /)", vol.Disk, DiskByIDDir)
+		return
+	}
+	key := vol.NodeID + "/" + vol.Disk
+	if prev, ok := disks[key]; ok {
+		v.errorf(p+".disk", "%s on node %q is already the disk of %s", vol.Disk, vol.NodeID, prev)
+		return
+	}
+	disks[key] = p
+}
+
+// DiskID returns the by-id name of a disk path /dev/disk/by-id/NAME; false
+// when disk is not exactly that (NAME one clean path element).
+func DiskID(disk string) (string, bool) {
+	name, ok := strings.CutPrefix(disk, DiskByIDDir+"/")
+	if !ok || name == "" || name == "." || name == ".." || strings.ContainsAny(name, "/\x00") || len(name) > maxDiskIDLen {
+		return "", false
+	}
+	return name, true
+}
+
+// maxDiskIDLen is the longest by-id name accepted (a file name's limit).
+const maxDiskIDLen = 255
 
 // validateLVMVolume checks one volume of mode lvm against the first one: every
 // listed node uses the same name, volume group, size and filesystem.

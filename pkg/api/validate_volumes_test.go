@@ -1,11 +1,15 @@
 package api
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestVolumesValidate(t *testing.T) {
 	vol := VolumeSpec{Name: "data", NodeID: "node-2", StorageClass: "lvm", SizeBytes: 1 << 30}
 	pool := VolumeSpec{Name: "kdata", NodeID: "node-1", StorageClass: "lvm", SizeBytes: 50 << 30, VolumeGroup: "vg_kcore"}
 	with := func(v VolumeSpec, f func(*VolumeSpec)) VolumeSpec { f(&v); return v }
+	disk := VolumeSpec{Name: "disk", NodeID: "node-1", StorageClass: "disk", Disk: "/dev/disk/by-id/ata-SAMSUNG_1", FSType: "xfs"}
 	tests := []struct {
 		name      string
 		mode      string
@@ -28,7 +32,24 @@ func TestVolumesValidate(t *testing.T) {
 		{name: "node required", enabled: true, vols: []VolumeSpec{with(vol, func(v *VolumeSpec) { v.NodeID = "" })},
 			want: []string{"error spec.localProvisioner.volumes[0].nodeId"}, fragments: []string{"required"}},
 		{name: "storage class", enabled: true, vols: []VolumeSpec{with(vol, func(v *VolumeSpec) { v.StorageClass = "ceph" })},
-			want: []string{"error spec.localProvisioner.volumes[0].storageClass"}, fragments: []string{"lvm, zfs"}},
+			want: []string{"error spec.localProvisioner.volumes[0].storageClass"}, fragments: []string{"lvm, zfs, disk"}},
+		{name: "disk volume", enabled: true, vols: []VolumeSpec{disk, with(disk, func(v *VolumeSpec) { v.NodeID = "node-2" })}},
+		{name: "disk: a by-id name", enabled: true, vols: []VolumeSpec{
+			with(disk, func(v *VolumeSpec) { v.Disk = "/dev/sda" }),
+			with(disk, func(v *VolumeSpec) { v.Name = "b"; v.Disk = "/dev/disk/by-id/../../sda" }),
+			with(disk, func(v *VolumeSpec) { v.Name = "c"; v.Disk = "" }),
+			with(disk, func(v *VolumeSpec) { v.Name = "d"; v.Disk = "/dev/disk/by-id/" + strings.Repeat("x", 256) }),
+		}, want: []string{
+			"error spec.localProvisioner.volumes[0].disk", "error spec.localProvisioner.volumes[1].disk",
+			"error spec.localProvisioner.volumes[2].disk", "error spec.localProvisioner.volumes[3].disk",
+		}, fragments: []string{"/dev/disk/by-id/NAME"}},
+		{name: "disk: longest name", enabled: true, vols: []VolumeSpec{with(disk, func(v *VolumeSpec) { v.Disk = "/dev/disk/by-id/" + strings.Repeat("x", 255) })}},
+		{name: "disk: no size, no volume group", enabled: true, vols: []VolumeSpec{with(disk, func(v *VolumeSpec) { v.SizeBytes = 1 << 30; v.VolumeGroup = "vg" })},
+			want: []string{"error spec.localProvisioner.volumes[0].sizeBytes", "error spec.localProvisioner.volumes[0].volumeGroup"}, fragments: []string{"whole disk"}},
+		{name: "disk: one volume per disk", enabled: true, vols: []VolumeSpec{disk, with(disk, func(v *VolumeSpec) { v.Name = "other" })},
+			want: []string{"error spec.localProvisioner.volumes[1].disk"}, fragments: []string{"already the disk of spec.localProvisioner.volumes[0]"}},
+		{name: "disk only with class disk", enabled: true, vols: []VolumeSpec{with(vol, func(v *VolumeSpec) { v.Disk = disk.Disk })},
+			want: []string{"error spec.localProvisioner.volumes[0].disk"}, fragments: []string{"only valid with storageClass disk"}},
 		{name: "size must be positive", enabled: true, vols: []VolumeSpec{with(vol, func(v *VolumeSpec) { v.SizeBytes = 0 }), with(vol, func(v *VolumeSpec) { v.Name = "b"; v.SizeBytes = -5 })},
 			want: []string{"error spec.localProvisioner.volumes[0].sizeBytes", "error spec.localProvisioner.volumes[1].sizeBytes"}, fragments: []string{"got 0", "got -5"}},
 		{name: "fsType", enabled: true, vols: []VolumeSpec{with(vol, func(v *VolumeSpec) { v.FSType = "btrfs" })},
