@@ -159,6 +159,30 @@ func (d *Dir) OpenFile(name string) (*os.File, error) {
 	return f, nil
 }
 
+// MaxLinkBytes bounds the symlink target Readlink returns.
+const MaxLinkBytes = 1024
+
+// Readlink returns the target of the symlink name, which must be a single
+// element directly in the directory (no "/"), so no symlink is crossed on
+// the way to it; the target is returned as stored, never followed.
+func (d *Dir) Readlink(name string) (string, error) {
+	if err := check(name); err != nil {
+		return "", fmt.Errorf("readlink: %w", err)
+	}
+	if strings.Contains(name, "/") || name == "." {
+		return "", fmt.Errorf("readlink %q: %w: not a single name", name, ErrEscape)
+	}
+	buf := make([]byte, MaxLinkBytes+1)
+	n, err := unix.Readlinkat(d.fd(), name, buf)
+	if err != nil {
+		return "", fmt.Errorf("readlink %q: %w", name, err)
+	}
+	if n > MaxLinkBytes {
+		return "", fmt.Errorf("readlink %q: target longer than %d bytes", name, MaxLinkBytes)
+	}
+	return string(buf[:n]), nil
+}
+
 // ReadFile reads the regular file name, refusing one larger than limit bytes.
 func (d *Dir) ReadFile(name string, limit int64) ([]byte, error) {
 	f, err := d.OpenFile(name)

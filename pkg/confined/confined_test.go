@@ -2,6 +2,7 @@ package confined
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -71,6 +72,7 @@ func TestEveryOperationRefusesEscapes(t *testing.T) {
 		"ReadFile":  func(n string) error { _, err := d.ReadFile(n, 1<<20); return err },
 		"WriteFile": func(n string) error { _, err := d.WriteFile(n, strings.NewReader("x"), 0o644); return err },
 		"Remove":    func(n string) error { return d.Remove(n) },
+		"Readlink":  func(n string) error { _, err := d.Readlink(n); return err },
 		"Sub": func(n string) error {
 			s, err := d.Sub(n, true, 0o755)
 			if err == nil {
@@ -192,6 +194,31 @@ func TestRetriedStopsAtMaxRetries(t *testing.T) {
 			t.Errorf("%d failures: fd %d, %v after %d calls; want success", fails, fd, err, calls)
 		case fails == MaxRetries && (!errors.Is(err, unix.EAGAIN) || calls != MaxRetries):
 			t.Errorf("%d failures: %v after %d calls; want EAGAIN after %d", fails, err, calls, MaxRetries)
+		}
+	}
+}
+
+// TestReadlinkReadsOneNameUpToItsBound returns a link's stored target, at
+// exactly MaxLinkBytes, and refuses one a byte longer.
+func TestReadlinkReadsOneNameUpToItsBound(t *testing.T) {
+	dir := t.TempDir()
+	for _, n := range []int{MaxLinkBytes, MaxLinkBytes + 1} {
+		target := "/" + strings.Repeat("x", n-1)
+		name := fmt.Sprintf("link-%d", n)
+		if err := os.Symlink(target, filepath.Join(dir, name)); err != nil {
+			t.Fatal(err)
+		}
+		d, err := Open(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := d.Readlink(name)
+		d.Close()
+		if n <= MaxLinkBytes && (err != nil || got != target) {
+			t.Fatalf("readlink of a %d-byte target: %q, %v", n, got, err)
+		}
+		if n > MaxLinkBytes && err == nil {
+			t.Fatalf("readlink of a %d-byte target passed its bound", n)
 		}
 	}
 }
