@@ -2,12 +2,11 @@ package volume
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"os"
 	"strings"
 
+	"kcore.dev/kcore/pkg/api"
 	"kcore.dev/kcore/pkg/execrun"
 )
 
@@ -24,10 +23,7 @@ type Filesystem struct {
 
 // Label is the filesystem label for a volume: "kcore-" and six hex digits of
 // its name's hash (fits both ext4's 16 and xfs's 12 characters).
-func Label(name string) string {
-	sum := sha256.Sum256([]byte(name))
-	return "kcore-" + hex.EncodeToString(sum[:])[:6]
-}
+func Label(name string) string { return api.VolumeLabel(name) }
 
 // Type returns the filesystem type blkid finds on dev, "" when none.
 func (f Filesystem) Type(ctx context.Context, dev string) (string, error) {

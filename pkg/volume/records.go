@@ -21,6 +21,9 @@ type Record struct {
 	SizeBytes int64  `json:"sizeBytes"`
 	// FSBytes is the volume size the filesystem was last made or grown for.
 	FSBytes int64 `json:"fsBytes,omitempty"`
+	// UUID is the filesystem UUID of a disk kcore formatted or adopted: a
+	// disk under the same by-id name with another UUID is not this volume.
+	UUID string `json:"uuid,omitempty"`
 }
 
 // recordsFile is the ownership record's name in StateDir.

@@ -67,6 +67,9 @@ type Manager struct {
 	// Resolve maps a host mount path to the path to use (under the agent's
 	// root, checked against its allow-list); nil uses the path as is.
 	Resolve func(hostPath string) (string, error)
+	// ByIDDir is where a disk's /dev/disk/by-id name is resolved; empty is
+	// /dev/disk/by-id itself (the agent passes <root>/dev/disk/by-id).
+	ByIDDir string
 	// Log receives events.
 	Log *slog.Logger
 }
@@ -103,6 +106,9 @@ func Device(op api.VolumeOp) string {
 // blank, mounts it and grows the filesystem after a size raise.
 func (m *Manager) Ensure(ctx context.Context, op api.VolumeOp) (Outcome, error) {
 	var out Outcome
+	if op.Class == ClassDisk {
+		return m.ensureDisk(ctx, op)
+	}
 	if op.Name == "" || op.Pool == "" || op.SizeBytes <= 0 {
 		return out, fmt.Errorf("ensure volume %q: %w: name, pool and a positive size are required", op.Name, ErrUnsupported)
 	}
@@ -204,8 +210,9 @@ func (m *Manager) ensureFilesystem(ctx context.Context, op api.VolumeOp, rec *Re
 	return nil
 }
 
-// Delete removes a volume kcore created (ErrNotOwned otherwise). The caller
-// unmounts it first.
+// Delete removes a volume kcore created (ErrNotOwned otherwise); a disk's
+// filesystem signatures are wiped (wipefs), the disk itself stays. The
+// caller unmounts it first.
 func (m *Manager) Delete(ctx context.Context, op api.VolumeOp) error {
 	records, err := m.loadRecords()
 	if err != nil {
@@ -214,6 +221,12 @@ func (m *Manager) Delete(ctx context.Context, op api.VolumeOp) error {
 	rec, ok := records[op.Name]
 	if !ok || !rec.Owned {
 		return fmt.Errorf("delete volume %s: %w", op.Name, ErrNotOwned)
+	}
+	if rec.Class == ClassDisk {
+		if err := m.wipeDisk(ctx, op.Name, rec); err != nil {
+			return fmt.Errorf("delete volume %s: %w", op.Name, err)
+		}
+		return m.dropRecord(op.Name)
 	}
 	op.Class, op.Pool = rec.Class, rec.Pool
 	b, err := m.backend(op.Class)
