@@ -24,7 +24,7 @@ type Collector struct {
 	// Root is the host root (disks are read from <Root>/dev/disk/by-id, the
 	// fsync probe writes under <Root>/var/lib/etcd).
 	Root string
-	// Runner runs vgs, zpool, arping and the version commands.
+	// Runner runs vgs, zpool, blkid (disks), arping and the version commands.
 	Runner execrun.Runner
 	// BinDir holds etcd, kubelet, keepalived, cilium and containerd (else $PATH).
 	BinDir string
@@ -88,6 +88,9 @@ func (c *Collector) Collect(ctx context.Context, p Probe) (api.NodeFacts, error)
 		errs = append(errs, fmt.Errorf("storage: %w", err))
 	}
 	if f.Disks, err = Disks(c.Root, c.sysDir()); err != nil {
+		errs = append(errs, err)
+	}
+	if err := c.probeDisks(ctx, f.Disks); err != nil {
 		errs = append(errs, err)
 	}
 	f.Versions = c.versions(ctx)

@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -21,6 +22,12 @@ func TestCollectFacts(t *testing.T) {
 	mustSymlink(t, "../../sda1", filepath.Join(root, "dev/disk/by-id/ata-SAMSUNG_1-part1"))
 	mustMkdir(t, filepath.Join(root, "sys/class/block/sda"))
 	writeTestFile(t, filepath.Join(root, "sys/class/block/sda/size"), "1000\n")
+	mustMkdir(t, filepath.Join(root, "sys/class/block/sda/sda1"))
+	writeTestFile(t, filepath.Join(root, "sys/class/block/sda/sda1/partition"), "1\n")
+	mustMkdir(t, filepath.Join(root, "sys/class/block/sda/holders/dm-0"))
+	// sda's first partition is mounted at a path under the agent's root.
+	mustMkdir(t, filepath.Join(proc, "self"))
+	writeTestFile(t, filepath.Join(proc, "self/mounts"), "proc /proc proc rw 0 0\n/dev/sda "+root+"/mnt/kcore/lab/my\\040data xfs rw 0 0\n")
 	// A cilium-agent process.
 	mustMkdir(t, filepath.Join(proc, "77"))
 	writeTestFile(t, filepath.Join(proc, "77/comm"), "cilium-agent\n")
@@ -34,7 +41,8 @@ func TestCollectFacts(t *testing.T) {
 		Missing("kube-apiserver").
 		OnStdout("cilium version --client", "cilium-cli: v0.16.20 compiled with go1.23\n").
 		OnStdout("containerd --version", "containerd github.com/containerd/containerd/v2 v2.4.2 \n").
-		OnExit("arping -c 1 -w 1 -I enp6s0 192.168.40.221", 1, "")
+		OnExit("arping -c 1 -w 1 -I enp6s0 192.168.40.221", 1, "").
+		OnStdout("blkid -p -o export /dev/sda", "DEVNAME=/dev/sda\nPTUUID=9\nPTTYPE=gpt\n")
 	c := &Collector{
 		Root: root, Runner: rec, ProcDir: proc, Labels: map[string]string{api.FailureDomainLabel: "rack-1"},
 		Interfaces: func() ([]api.Interface, error) {
@@ -52,7 +60,7 @@ func TestCollectFacts(t *testing.T) {
 	want := `{"addresses":["192.168.40.105","fe80::1"],` +
 		`"interfaces":[{"name":"enp6s0","mac":"aa:bb:cc:dd:ee:ff","up":true,"addresses":["192.168.40.105/24","fe80::1/64"]}],` +
 		`"storage":[{"class":"lvm","name":"vg_kcore","sizeBytes":2000,"freeBytes":1000}],` +
-		`"disks":[{"id":"ata-SAMSUNG_1","path":"/dev/sda","sizeBytes":512000}],` +
+		`"disks":[{"id":"ata-SAMSUNG_1","path":"/dev/sda","sizeBytes":512000,"partitionTable":"gpt","partitions":["sda1"],"holders":["dm-0"],"mountPoints":["/mnt/kcore/lab/my data"],"probed":true}],` +
 		`"versions":{"cilium":"v0.16.20","containerd":"v2.4.2","etcd":"3.5.17","keepalived":"v2.2.8","kubelet":"v1.31.2"},` +
 		`"labels":{"kcore.dev/failure-domain":"rack-1"},"arpAnswered":["192.168.40.200"],"ciliumRunning":true}`
 	if string(got) != want {
@@ -67,6 +75,29 @@ func TestCollectFacts(t *testing.T) {
 	// Only the addresses asked about, never our own, never one off every subnet.
 	if strings.Join(arps, "|") != "arping -c 1 -w 1 -I enp6s0 192.168.40.200|arping -c 1 -w 1 -I enp6s0 192.168.40.221" {
 		t.Fatalf("arping calls %q", arps)
+	}
+}
+
+// TestProbeDisksUpToItsBound probes exactly MaxProbedDisks disks with
+// blkid and reports the one past the bound unprobed.
+func TestProbeDisksUpToItsBound(t *testing.T) {
+	disks := make([]api.Disk, MaxProbedDisks+1)
+	for i := range disks {
+		disks[i] = api.Disk{ID: fmt.Sprintf("ata-%03d", i), Path: fmt.Sprintf("/dev/sd%03d", i)}
+	}
+	rec := execrun.NewRecorder().OnStdout("blkid -p -o export /dev/sd000", "TYPE=xfs\nLABEL=kcore-abcdef\nUUID=u1\n")
+	c := &Collector{Root: t.TempDir(), Runner: rec, ProcDir: t.TempDir()}
+	if err := c.probeDisks(context.Background(), disks); err != nil {
+		t.Fatal(err)
+	}
+	if len(rec.Commands()) != MaxProbedDisks || !disks[MaxProbedDisks-1].Probed || disks[MaxProbedDisks].Probed {
+		t.Fatalf("probed %d disks, last in bound %v, past it %v", len(rec.Commands()), disks[MaxProbedDisks-1].Probed, disks[MaxProbedDisks].Probed)
+	}
+	if d := disks[0]; d.FSType != "xfs" || d.Label != "kcore-abcdef" || d.UUID != "u1" || d.Empty() {
+		t.Fatalf("disk 0 = %+v", d)
+	}
+	if !disks[1].Empty() {
+		t.Fatalf("disk 1 = %+v, want empty", disks[1])
 	}
 }
 
@@ -120,6 +151,25 @@ func TestContainerdVersionFact(t *testing.T) {
 		c := &Collector{Runner: rec}
 		if got := c.versions(context.Background())["containerd"]; got != want {
 			t.Errorf("%q: version %q, want %q", out, got, want)
+		}
+	}
+}
+
+// TestMountsReadUpToItsBound reads a mount table of exactly MaxMountLines
+// lines and refuses one a line longer.
+func TestMountsReadUpToItsBound(t *testing.T) {
+	for _, extra := range []int{0, 1} {
+		proc := t.TempDir()
+		mustMkdir(t, filepath.Join(proc, "self"))
+		lines := strings.Repeat("/dev/sdb /mnt/kcore/x xfs rw 0 0\n", MaxMountLines+extra)
+		writeTestFile(t, filepath.Join(proc, "self/mounts"), lines)
+		c := &Collector{Root: "/", ProcDir: proc}
+		m, err := c.mounts()
+		if (err != nil) != (extra == 1) {
+			t.Fatalf("%d lines past the bound: %v", extra, err)
+		}
+		if extra == 0 && len(m["/dev/sdb"]) != MaxMountLines {
+			t.Fatalf("read %d mounts", len(m["/dev/sdb"]))
 		}
 	}
 }

@@ -181,6 +181,9 @@ func (fl *agentFlags) build(log *slog.Logger) (*node, error) {
 	}
 	vols := &volume.Manager{
 		Runner: runner, StateDir: filepath.Join(root, agent.AgentDir), Log: log.With("component", "volume"),
+		// Disks are named as the facts list them: <root>/dev/disk/by-id,
+		// which with --root / is /dev/disk/by-id itself.
+		ByIDDir: filepath.Join(root, api.DiskByIDDir),
 		Resolve: func(p string) (string, error) { return agent.MountPoint(root, p) },
 	}
 	n.applier = &agent.Applier{Root: root, Runtime: n.runtime, Volumes: vols, Runner: runner, BinDir: fl.binDir, Log: log.With("component", "apply")}
