@@ -36,10 +36,12 @@ func testFacts() map[string]*api.Node {
 			Storage: []api.StorageBackend{{Class: class, Name: name, SizeBytes: 1 << 40, FreeBytes: 1 << 39}},
 		}}
 	}
+	n107 := backend("node-107", api.StorageClassLVM, "vg_kcore")
+	n107.Facts.Disks = []api.Disk{{ID: "nvme-SAMSUNG_MZ_S1", Path: "/dev/nvme1n1", SizeBytes: 1 << 40, Probed: true}}
 	return map[string]*api.Node{
 		"node-103": backend("node-103", api.StorageClassLVM, "vg_data"),
 		"node-105": backend("node-105", api.StorageClassLVM, "vg_kcore"),
-		"node-107": backend("node-107", api.StorageClassLVM, "vg_kcore"),
+		"node-107": n107,
 		"node-109": backend("node-109", api.StorageClassZFS, "tank"),
 	}
 }

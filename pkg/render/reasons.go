@@ -40,6 +40,11 @@ func volumeReason(op api.VolumeOp) string {
 		return fmt.Sprintf("LVM thin pool %s, %s; not mounted", op.Device, bytesString(op.SizeBytes))
 	case op.Class == api.StorageClassZFS:
 		kind = "ZFS zvol"
+	case op.Class == api.StorageClassDisk:
+		kind = "whole disk"
+		if op.SizeBytes == 0 {
+			return fmt.Sprintf("%s %s (not reported by the node), %s at %s", kind, op.Device, op.FSType, op.MountPath)
+		}
 	}
 	return fmt.Sprintf("%s %s, %s, %s at %s", kind, op.Device, bytesString(op.SizeBytes), op.FSType, op.MountPath)
 }

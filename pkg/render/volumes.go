@@ -9,7 +9,8 @@ import (
 )
 
 // volumes renders the node's VolumeOps: in shared mode a formatted, mounted
-// LVM volume or ZFS zvol per volume; in mode lvm one thin pool.
+// LVM volume, ZFS zvol or whole raw disk per volume; in mode lvm one thin
+// pool.
 func (r *renderer) volumes(b *builder, m api.ClusterNode) error {
 	lp := r.c.Spec.LocalProvisioner
 	if !lp.Enabled {
@@ -17,6 +18,10 @@ func (r *renderer) volumes(b *builder, m api.ClusterNode) error {
 	}
 	for _, v := range lp.Volumes {
 		if v.NodeID != m.NodeID {
+			continue
+		}
+		if v.StorageClass == api.StorageClassDisk {
+			b.volumes = append(b.volumes, r.diskVolume(m.NodeID, v))
 			continue
 		}
 		pool, err := r.storagePool(m.NodeID, v)
@@ -58,6 +63,37 @@ func (r *renderer) volumes(b *builder, m api.ClusterNode) error {
 		b.volumes = append(b.volumes, op)
 	}
 	return nil
+}
+
+// diskVolume is the VolumeOp of a whole raw disk: its size is the size the
+// node reports for the disk (0 while it reports none; the plan blocks such a
+// disk), so a disk that grew renders a grow.
+func (r *renderer) diskVolume(node string, v api.VolumeSpec) api.VolumeOp {
+	op := api.VolumeOp{
+		Name:      api.VolumeName(r.c.Metadata.Name, node, v.Name),
+		Class:     api.StorageClassDisk,
+		Device:    v.Disk,
+		FSType:    v.FSType,
+		Role:      api.VolumeRoleFilesystem,
+		MountPath: v.MountPath,
+	}
+	if op.FSType == "" {
+		op.FSType = api.DefaultFSType
+	}
+	if op.MountPath == "" {
+		op.MountPath = api.DefaultMountPath(r.c.Metadata.Name, v.Name)
+	}
+	if id, ok := api.DiskID(v.Disk); ok {
+		if n := r.nodes[node]; n != nil {
+			for _, d := range n.Facts.Disks {
+				if d.ID == id {
+					op.SizeBytes = d.SizeBytes
+				}
+			}
+		}
+	}
+	op.Reason = volumeReason(op)
+	return op
 }
 
 // storagePool is the volume's volumeGroup or, when empty, the node's first
