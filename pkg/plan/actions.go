@@ -15,6 +15,7 @@ func (b *builder) planCreate(j job) ClusterPlan {
 	b.checkCilium(c, nil)
 	b.checkAddresses(c, nil)
 	b.checkStorage(volumeDemands(c, nil))
+	b.checkDisks(c, nil)
 	b.checkTopology(c)
 	b.checkFsync(c, nil)
 	b.checkInitialCluster(c)
@@ -86,6 +87,7 @@ func (b *builder) planUpdate(j job) ClusterPlan {
 	b.checkCilium(c, j.stored)
 	b.checkAddresses(c, j.stored)
 	b.checkStorage(volumeDemands(c, j.stored))
+	b.checkDisks(c, j.stored)
 	status := b.place(c, j.stored, b.env.status[j.name])
 	b.checkSharing(c, status)
 	s := &stepper{etcd: newEtcdState(memberIDs(j.stored.Spec.ControlPlaneNodes), b.env.ready)}
@@ -103,6 +105,7 @@ func (b *builder) planReplace(j job) ClusterPlan {
 	b.checkCilium(c, j.stored)
 	b.checkAddresses(c, j.stored)
 	b.checkStorage(volumeDemands(c, j.stored))
+	b.checkDisks(c, j.stored)
 	b.checkTopology(c)
 	b.checkFsync(c, nil)
 	b.checkInitialCluster(c)

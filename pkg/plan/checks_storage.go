@@ -108,7 +108,7 @@ func (b *builder) checkVolumeChanges(changes []change) {
 					fmt.Sprintf("keep sizeBytes at %d (%s) or more; for a smaller volume add one under a new name, move the data, then remove this one", c.oldSize, humanBytes(c.oldSize)),
 					"volume %s on %s would shrink from %s to %s; volumes can grow, never shrink", c.volume, c.node, humanBytes(c.oldSize), humanBytes(c.newSize))
 			}
-		case vols + "storageClass", vols + "fsType", vols + "role", vols + "volumeGroup":
+		case vols + "storageClass", vols + "fsType", vols + "role", vols + "volumeGroup", vols + "disk":
 			b.block(CodeVolumeImmutable, c.Path, c.node,
 				"add a volume under a new name with the new settings, move the data, then remove this entry",
 				"volume %s on %s cannot change %s from %q to %q in place: the volume would have to be recreated", c.volume, c.node, lastSegment(c.Path), c.Old, c.New)

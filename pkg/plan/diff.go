@@ -131,6 +131,7 @@ func diffVolumes(old, cur []api.VolumeSpec) []change {
 			{"fsType", o.FSType, v.FSType},
 			{"role", o.Role, v.Role},
 			{"volumeGroup", o.VolumeGroup, v.VolumeGroup},
+			{"disk", o.Disk, v.Disk},
 			{"mountPath", o.MountPath, v.MountPath},
 		} {
 			if f.o != f.n {
@@ -187,6 +188,9 @@ func nodeString(n api.ClusterNode) string {
 }
 
 func volumeString(v api.VolumeSpec) string {
+	if v.StorageClass == api.StorageClassDisk {
+		return fmt.Sprintf("%s on %s: disk %s %s", v.Name, v.NodeID, v.Disk, v.FSType)
+	}
 	s := fmt.Sprintf("%s on %s: %s %s", v.Name, v.NodeID, v.StorageClass, humanBytes(v.SizeBytes))
 	if v.VolumeGroup != "" {
 		s += " in " + v.VolumeGroup

@@ -105,6 +105,12 @@ func goldenCases() []struct {
 			find(nodes, "node-107").Facts.Versions = map[string]string{"containerd": "v2.4.2"}
 			return Input{Desired: []*api.KubernetesCluster{labCluster()}, Nodes: nodes, Index: 7, Render: render.Options{KubernetesVersion: "v1.37.2"}}
 		}},
+		{"disk-create", func() Input {
+			return Input{Desired: []*api.KubernetesCluster{diskCluster()}, Nodes: diskNodes(nil), Index: 7}
+		}},
+		{"disk-foreign-data", func() Input {
+			return Input{Desired: []*api.KubernetesCluster{diskCluster()}, Nodes: diskNodes(func(d *api.Disk) { d.FSType, d.Label = "ext4", "photos" }), Index: 7}
+		}},
 		{"delete", func() Input {
 			return Input{Stored: lab(), Nodes: labNodes(), Index: 42, Delete: []string{"lab"}}
 		}},
