@@ -219,3 +219,38 @@ func TestHCLMatchesYAML(t *testing.T) {
 		}
 	}
 }
+
+// TestHCLDiskVolume reads a whole-disk volume with its snake_case
+// attribute names, as the YAML reader reads disk and storageClass.
+func TestHCLDiskVolume(t *testing.T) {
+	src := `resource "kcore_kubernetes_cluster" "lab" {
+  api_server_endpoint = "10.77.0.100:6444"
+  control_plane_node {
+    node_id           = "lab-n1"
+    advertise_address = "10.77.0.11"
+  }
+  local_provisioner {
+    enabled = true
+    volume {
+      name          = "data"
+      node_id       = "lab-n1"
+      storage_class = "disk"
+      disk          = "/dev/disk/by-id/kcore-lab-n1"
+      fs_type       = "xfs"
+    }
+  }
+}
+`
+	docs, ds := ParseHCL("c.hcl", []byte(src))
+	if len(ds) != 0 || len(docs) != 1 {
+		t.Fatalf("docs %d, diagnostics:\n%s", len(docs), diagStrings(ds))
+	}
+	c := docs[0].Object.(*api.KubernetesCluster)
+	v := c.Spec.LocalProvisioner.Volumes
+	if len(v) != 1 || v[0].StorageClass != api.StorageClassDisk || v[0].Disk != "/dev/disk/by-id/kcore-lab-n1" || v[0].SizeBytes != 0 {
+		t.Fatalf("volumes = %+v", v)
+	}
+	if got := docs[0].PosOf("spec.localProvisioner.volumes[0].disk"); got != (Pos{"c.hcl", 13, 7}) {
+		t.Errorf("disk at %v", got)
+	}
+}

@@ -136,7 +136,7 @@ func TestRequired(t *testing.T) {
 		{"KubernetesCluster", "spec", "apiServerEndpoint,clusterCidr,controlPlaneNodes,serviceCidr"},
 		{"KubernetesCluster", "spec.controlPlaneNodes[]", "advertiseAddress,nodeId"},
 		{"KubernetesCluster", "spec.highAvailability", ""},
-		{"KubernetesCluster", "spec.localProvisioner.volumes[]", "name,nodeId,sizeBytes,storageClass"},
+		{"KubernetesCluster", "spec.localProvisioner.volumes[]", "name,nodeId,storageClass"},
 		{"ClusterUpdate", "", "kind,metadata,spec"},
 		{"ClusterUpdate", "spec", "version"},
 		{"ClusterUpdate", "spec.testedOsPins", ""},

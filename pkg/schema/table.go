@@ -31,7 +31,7 @@ func constraints() map[string]constraint {
 		"KubernetesCluster.spec.highAvailability.healthCheck":            {def: true},
 		"KubernetesCluster.spec.localProvisioner.storageClassName":       {def: api.DefaultStorageClassName},
 		"KubernetesCluster.spec.localProvisioner.mode":                   {enum: []string{api.ProvisionerModeShared, api.ProvisionerModeLVM}, def: api.ProvisionerModeShared},
-		"KubernetesCluster.spec.localProvisioner.volumes[].storageClass": {enum: []string{api.StorageClassLVM, api.StorageClassZFS}},
+		"KubernetesCluster.spec.localProvisioner.volumes[].storageClass": {enum: []string{api.StorageClassLVM, api.StorageClassZFS, api.StorageClassDisk}},
 		"KubernetesCluster.spec.localProvisioner.volumes[].sizeBytes":    {minimum: &one},
 		"KubernetesCluster.spec.localProvisioner.volumes[].fsType":       {enum: []string{api.FSTypeExt4, api.FSTypeXFS}, def: api.DefaultFSType},
 		"KubernetesCluster.spec.localProvisioner.volumes[].role":         {enum: []string{api.VolumeRoleFilesystem, api.VolumeRolePool}, def: api.VolumeRoleFilesystem},
@@ -51,7 +51,7 @@ func constraints() map[string]constraint {
 		"Node.kind":                  {enum: []string{api.KindNode}},
 		"Node.facts.storage[].class": {enum: []string{api.StorageClassLVM, api.StorageClassZFS}},
 		"NodeState.units[].restart":  {enum: []string{api.RestartAlways, api.RestartOnFailure, api.RestartNever}},
-		"NodeState.volumes[].class":  {enum: []string{api.StorageClassLVM, api.StorageClassZFS}},
+		"NodeState.volumes[].class":  {enum: []string{api.StorageClassLVM, api.StorageClassZFS, api.StorageClassDisk}},
 		"NodeState.volumes[].role":   {enum: []string{api.VolumeRoleFilesystem, api.VolumeRolePool}},
 	}
 }
