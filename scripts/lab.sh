@@ -29,6 +29,10 @@
 #   LAB_NODE_TIMEOUT seconds to wait for every node to be Ready (default 300)
 #   LAB_NODES=N     namespaces to create, 3 to 9 (default 3); the manifest uses
 #                   n1..n3, the others register and wait for a scale-out
+#   LAB_DISK_MIB    size of each node's raw disk, 320 to 4096 MiB (default 512): a
+#                   sparse file LAB/disks/nN.img on a loop device, linked as
+#                   LAB/nN/dev/disk/by-id/kcore-lab-disk-nN (the agent's by-id
+#                   directory under its --root); the manifest's disk volumes use it
 #   LAB_APPLY=0     stop once the controllers and agents are up, before the apply
 #                   (the e2e tests drive the apply themselves)
 #   LAB_K8S_VERSION Kubernetes release new clusters run (default: the release of
@@ -49,6 +53,8 @@ APPLY_TIMEOUT=${LAB_TIMEOUT:-900}
 NODE_TIMEOUT=${LAB_NODE_TIMEOUT:-300}
 KEEP=${KEEP:-0}
 APPLY=${LAB_APPLY:-1}
+DISK_MIB=${LAB_DISK_MIB:-512}
+[[ "$DISK_MIB" =~ ^[0-9]+$ ]] && ((DISK_MIB >= 320 && DISK_MIB <= 4096)) || { echo "LAB_DISK_MIB must be 320 to 4096 (mkfs.xfs needs 300 MiB)" >&2; exit 2; }
 
 BRIDGE=kcore-lab0
 HOST_ADDR=10.77.0.1
@@ -228,6 +234,37 @@ node_up() {
   say "node $(nodeid "$n"): agent pid $! in $(ns "$n"), root $r (it starts containerd, log $r/var/log/kcore/kcore-containerd.log)"
 }
 
+# disk_id NODE: the by-id name of the node's raw disk.
+disk_id() { echo "kcore-lab-disk-$1"; }
+
+# disk_up NODE: attach a sparse LAB/disks/NODE.img as a loop device and link
+# it where the node's agent resolves /dev/disk/by-id names (its --root), as
+# udev links a real disk; the device's sysfs entry is linked too, so the
+# agent's facts report its size.
+disk_up() {
+  local n=$1 r=$LAB/$1 img=$LAB/disks/$1.img dev
+  mkdir -p "$LAB/disks" "$r/dev/disk/by-id" "$r/sys/class/block"
+  truncate -s "${DISK_MIB}M" "$img"
+  dev=$(losetup --find --show "$img") || die "no free loop device for $(nodeid "$n")'s disk"
+  ln -sfn "$dev" "$r/dev/disk/by-id/$(disk_id "$n")"
+  ln -sfn "/sys/class/block/${dev#/dev/}" "$r/sys/class/block/${dev#/dev/}"
+  say "node $(nodeid "$n"): disk $(disk_id "$n") is $dev (${DISK_MIB} MiB, sparse $img)"
+}
+
+# disks_down detaches every loop device backed by a file in LAB/disks (its
+# mounts are gone by then), including any a failed run left behind.
+disks_down() {
+  local img dev
+  for img in "$LAB"/disks/*.img; do
+    [ -f "$img" ] || continue
+    for dev in $(losetup -n -O NAME -j "$img" 2>/dev/null); do
+      umount "$dev" 2>/dev/null || true
+      losetup -d "$dev" 2>/dev/null || say "could not detach $dev ($img)"
+    done
+  done
+  return 0
+}
+
 # in_ns NODE CMD...: run CMD in the node's network namespace only. Unlike
 # `ip netns exec`, nsenter keeps the host's mounts, so /sys/fs/cgroup stays
 # visible to kubelet and containerd.
@@ -298,6 +335,7 @@ up() {
   network
   controllers
   local n
+  for n in "${NODES[@]}"; do disk_up "$n"; done
   for n in "${NODES[@]}"; do node_up "$n"; done
   for n in "${NODES[@]}"; do wait_for "agent $(nodeid "$n") to join" 60 agent_joined "$n"; done
   wait_for "every agent's heartbeat and facts (a plan without blocking issues)" 90 kctl kubernetes plan -f "$MANIFEST"
@@ -395,6 +433,7 @@ down() {
     while read -r m; do
       if [ -n "$m" ]; then umount -l "$m" 2>/dev/null || true; fi
     done < <(awk -v lab="$LAB" 'index($2, lab) == 1 {print $2}' /proc/mounts | sort -r)
+    disks_down
   fi
   local n
   for n in $(lab_netns); do

@@ -13,7 +13,8 @@ import (
 // TestLab brings the lab up as make lab does and runs, in order, on that one
 // cluster: (1) create → ready, (2) keepalived killed on the VIP holder,
 // (3) kube-apiserver killed on the VIP holder, an extraArgs change rolled
-// one control plane at a time, (6) delete.
+// one control plane at a time, (6) delete. Each node's raw disk volume is
+// checked mounted after (1) and kept with its data after the delete.
 func TestLab(t *testing.T) {
 	l := startLab(t, true)
 	steps := []struct {
@@ -21,10 +22,12 @@ func TestLab(t *testing.T) {
 		run  func(*testing.T, *lab)
 	}{
 		{"create-ready", testCreateReady},
+		{"disk-volumes-mounted", testDiskVolumes},
 		{"keepalived-killed-on-vip-holder", testKeepalivedKilled},
 		{"apiserver-killed-on-vip-holder", testAPIServerKilled},
 		{"apiserver-extra-args-roll", testExtraArgsRoll},
 		{"delete", testDelete},
+		{"disk-volumes-kept-after-delete", testDiskVolumesKept},
 	}
 	for _, s := range steps {
 		if !t.Run(s.name, func(t *testing.T) { s.run(t, l) }) {
