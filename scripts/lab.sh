@@ -278,7 +278,7 @@ agent_joined() { [ -s "$LAB/$1/var/lib/kcore/agent/node.crt" ]; }
 
 ready_nodes() {
   local members
-  members=$(grep -c 'nodeId:' "$MANIFEST")
+  members=$(grep -c 'advertiseAddress:' "$MANIFEST") # one per member; volumes name nodes too
   [ "$(kubectl get nodes --no-headers 2>/dev/null | awk '$2=="Ready"' | wc -l)" -ge "$members" ]
 }
 
