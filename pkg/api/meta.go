@@ -6,6 +6,18 @@ const (
 	KindKubernetesCluster = "KubernetesCluster"
 	KindClusterUpdate     = "ClusterUpdate"
 	KindNode              = "Node"
+	KindGitSource         = "GitSource"
+	// KindGitSourceStatus holds a GitSource's status, written by the leader only.
+	KindGitSourceStatus = "GitSourceStatus"
+)
+
+// Annotations the controller records on objects a GitSource writes.
+const (
+	// AnnotationGitSource names the GitSource that created the object and
+	// may prune it.
+	AnnotationGitSource = "kcore.dev/git-source"
+	// AnnotationGitCommit is the commit the GitSource last wrote the object from.
+	AnnotationGitCommit = "kcore.dev/git-commit"
 )
 
 // APIVersion is the version stamped on every object kcore stores.
@@ -32,6 +44,10 @@ type ObjectMeta struct {
 	Name string `json:"name" yaml:"name"`
 	// Labels are free-form key/value pairs.
 	Labels map[string]string `json:"labels,omitempty" yaml:"labels,omitempty"`
+	// Annotations record who wrote the object: the GitSource that owns it
+	// and the commit it last wrote (AnnotationGitSource, AnnotationGitCommit).
+	// Set by the controller; manifests cannot write them.
+	Annotations map[string]string `json:"annotations,omitempty" yaml:"-"`
 	// Generation increases each time the spec changes. Set by the controller.
 	Generation int64 `json:"generation,omitempty" yaml:"generation,omitempty"`
 	// CreateIndex is the controller's raft index at creation. Set by the controller.

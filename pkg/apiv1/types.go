@@ -202,6 +202,8 @@ type AuditEntry struct {
 	Object string `json:"object,omitempty"`
 	// PlanHash is the plan's hash when the call carried one.
 	PlanHash string `json:"planHash,omitempty"`
+	// Commit is the git commit a GitSource applied, on its entries.
+	Commit string `json:"commit,omitempty"`
 	// Result is the HTTP status answered.
 	Result int `json:"result"`
 	// Code is the error code when the call failed, "" on success.

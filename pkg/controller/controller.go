@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"kcore.dev/kcore/pkg/gitops"
 	"kcore.dev/kcore/pkg/orchestrator"
 	"kcore.dev/kcore/pkg/pki"
 	"kcore.dev/kcore/pkg/raftnode"
@@ -24,6 +25,10 @@ import (
 // bound "api" and "raft" addresses) once it listens; tools that start a
 // replica on port 0 read the addresses from it.
 const LogStarted = "controller replica started"
+
+// GitOpsCacheDir is the directory under the data dir where the leader
+// keeps the repositories of the GitSources it follows.
+const GitOpsCacheDir = "gitops"
 
 // Controller is one running replica.
 type Controller struct {
@@ -109,8 +114,9 @@ func Start(ctx context.Context, cfg Config) (*Controller, error) {
 	go c.recordSelfWhenLeader()
 	go c.summarise()
 	if !cfg.NoOrchestrator {
-		c.wg.Add(1)
+		c.wg.Add(2)
 		go c.orchestrate()
+		go c.followGit()
 	}
 	if len(cfg.Join) > 0 {
 		c.wg.Add(1)
@@ -256,6 +262,24 @@ func (c *Controller) orchestrate() {
 		Logger:         c.log,
 		Checker:        c.cfg.HealthChecker,
 		Kube:           c.cfg.KubeDialer,
+	})
+}
+
+// followGit follows the GitSources while this replica is leader, caching
+// their repositories under the data dir.
+func (c *Controller) followGit() {
+	defer c.wg.Done()
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		<-c.stop
+		cancel()
+	}()
+	gitops.RunOnLeader(ctx, c.node.LeaderCh(), gitops.Config{
+		State:   c.node.State(),
+		Planner: c.srv,
+		Fetcher: &gitops.GitFetcher{Dir: filepath.Join(c.cfg.DataDir, GitOpsCacheDir)},
+		Logger:  c.log,
+		Now:     c.cfg.Now,
 	})
 }
 

@@ -56,6 +56,7 @@ func commitOps(v *View, req apiv1.PlanRequest, resp *apiv1.PlanResponse, at time
 		switch cp.Action {
 		case plan.ActionCreate:
 			next = *cp.Desired
+			next.Metadata.Annotations = nil
 			next.Metadata.Generation = 1
 			next.Status = api.ClusterStatus{Phase: api.PhaseBootstrapping}
 		case plan.ActionDelete:
@@ -66,6 +67,7 @@ func commitOps(v *View, req apiv1.PlanRequest, resp *apiv1.PlanResponse, at time
 			next = *cp.Desired
 			next.Metadata.Generation = old.Metadata.Generation + 1
 			next.Metadata.CreatedAt = old.Metadata.CreatedAt
+			next.Metadata.Annotations = old.Metadata.Annotations
 			next.Status = old.Status
 			next.Status.Phase = api.PhaseUpdating
 			if req.Scale != nil && req.Scale.Cluster == cp.Name {
@@ -95,12 +97,14 @@ func commitOps(v *View, req apiv1.PlanRequest, resp *apiv1.PlanResponse, at time
 		next := *u.Desired
 		next.Status = rollout.InitialStatus(u.Rollout)
 		next.Metadata.Generation = 1
+		next.Metadata.Annotations = nil
 		if u.Action == apiv1.UpdateUpdate {
 			var old api.ClusterUpdate
 			if err := json.Unmarshal(cur.Data, &old); err != nil {
 				return nil, fmt.Errorf("decode stored update %s: %w", u.Name, err)
 			}
 			next.Metadata.Generation = old.Metadata.Generation + 1
+			next.Metadata.Annotations = old.Metadata.Annotations
 			if started(old.Status) {
 				// A rollout under way keeps its status; the roller decides.
 				next.Status = old.Status

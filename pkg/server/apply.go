@@ -79,17 +79,17 @@ func (s *Server) auditEntry(c *call, status int, code string) (json.RawMessage, 
 	})
 }
 
-// applyAudited commits op together with the call's audit entry (result 200)
+// applyAudited commits ops together with the call's audit entry (result 200)
 // in one log entry, so a write costs one raft commit, not two, and the two
-// cannot be separated. When op fails nothing is committed and finish audits
+// cannot be separated. When ops fail nothing is committed and finish audits
 // the refusal on its own. The call's request id, when it has one, makes
 // the write apply at most once: a retry answers as the first attempt did.
-func (s *Server) applyAudited(c *call, op store.Op) (uint64, error) {
+func (s *Server) applyAudited(c *call, ops ...store.Op) (uint64, error) {
 	entry, err := s.auditEntry(c, http.StatusOK, "")
 	if err != nil {
 		return 0, fmt.Errorf("encode audit entry: %w", err)
 	}
-	res, err := s.replicate(c.r.Context(), s.auditBatch([]store.Op{op}, entry), c.caller(), c.clientReqID)
+	res, err := s.replicate(c.r.Context(), s.auditBatch(ops, entry), c.caller(), c.clientReqID)
 	if res.Replayed {
 		c.w.Header().Set(apiv1.HeaderRequestReplayed, "true")
 	}

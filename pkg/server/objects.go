@@ -140,6 +140,8 @@ func writableKind(kind string) error {
 	switch kind {
 	case apiv1.KindAudit, apiv1.KindAuditPolicy, apiv1.KindJoinToken, apiv1.KindMember, apiv1.KindCredential, apiv1.KindRevocation, apiv1.KindNodeIdentity:
 		return badRequest("%s objects are written by the controller, not through /v1/objects", kind)
+	case api.KindGitSource, api.KindGitSourceStatus:
+		return badRequest("%s objects are written through %s (kctl gitops), not through /v1/objects", kind, apiv1.PathGitOps)
 	}
 	return nil
 }

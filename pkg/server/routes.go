@@ -96,6 +96,12 @@ func (s *Server) routes(reg *prometheus.Registry) []*route {
 		{pattern: "POST /v1/clusters/{name}/etcd/snapshots", action: "take etcd snapshot", roles: []string{apiv1.RoleOperator}, mode: leaderWrite, audit: true, handle: s.takeEtcdSnapshot},
 		{pattern: "GET /v1/clusters/{name}/etcd/snapshots", action: "list etcd snapshots", roles: readers, mode: leaderRead, handle: s.listEtcdSnapshots},
 		{pattern: "POST /v1/clusters/{name}/kubeconfig", action: "issue kubeconfig", mode: leaderWrite, audit: true, handle: s.kubeconfig},
+		{pattern: "GET /v1/gitops", action: "list git sources", roles: readers, mode: leaderRead, handle: s.listGitSources},
+		{pattern: "GET /v1/gitops/{name}", action: "read git source", roles: readers, mode: leaderRead, handle: s.getGitSource},
+		{pattern: "PUT /v1/gitops/{name}", action: "add git source", mode: leaderWrite, audit: true, handle: s.putGitSource},
+		{pattern: "DELETE /v1/gitops/{name}", action: "remove git source", mode: leaderWrite, audit: true, handle: s.deleteGitSource},
+		{pattern: "POST /v1/gitops/{name}/sync", action: "sync git source", roles: []string{apiv1.RoleOperator}, mode: leaderWrite, audit: true, handle: s.syncGitSource},
+		{pattern: "POST /v1/gitops/{name}/approve", action: "approve git commit", mode: leaderWrite, audit: true, handle: s.approveGitSource},
 		{pattern: "POST /v1/clusters/{name}/etcd/restore", action: "restore etcd", roles: []string{apiv1.RoleOperator}, mode: leaderWrite, audit: true, handle: s.restoreEtcd},
 	}
 }
