@@ -4,9 +4,14 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"regexp"
 	"strings"
 	"time"
 )
+
+// gitRepoURL is a repository kcore may follow: an absolute path, or a URL
+// with a scheme go-git fetches.
+var gitRepoURL = regexp.MustCompile(`^(/|(https?|ssh|git|file)://[^\s]+$)`)
 
 // GitSource policies: what the controller does with a plan a new commit makes.
 const (
@@ -193,8 +198,11 @@ func (g *GitSource) Validate() Issues {
 	bounded("spec.repo", s.Repo, MaxGitRepoLen)
 	bounded("spec.branch", s.Branch, MaxGitBranchLen)
 	bounded("spec.path", s.Path, MaxGitPathLen)
-	if strings.HasPrefix(s.Repo, "-") || strings.HasPrefix(s.Branch, "-") {
-		v.errorf("spec.repo", "repo and branch must not start with '-'")
+	if s.Repo != "" && !gitRepoURL.MatchString(s.Repo) {
+		v.errorf("spec.repo", "%q is not an absolute path or a https://, http://, ssh://, git:// or file:// URL", s.Repo)
+	}
+	if strings.HasPrefix(s.Branch, "-") {
+		v.errorf("spec.branch", "must not start with '-'")
 	}
 	if strings.Contains(s.Branch, "..") || strings.HasPrefix(s.Branch, "refs/") {
 		v.errorf("spec.branch", "%q is not a branch name (no '..', no refs/ prefix)", s.Branch)

@@ -103,34 +103,27 @@ func (f *GitFetcher) cacheDir(req Request) string {
 }
 
 // Fetch fetches req's branch and reads the manifests of its head commit.
+// A local repository (an absolute path or a file:// URL) is read in place,
+// with nothing executed; any other URL is fetched into the cache.
 func (f *GitFetcher) Fetch(ctx context.Context, req Request) (Snapshot, error) {
 	ctx, cancel := context.WithTimeout(ctx, orDefault(f.Timeout, DefaultFetchTimeout))
 	defer cancel()
-	fs := newLimitFS(osfs.New(f.cacheDir(req), osfs.WithBoundOS()), orDefault(f.MaxFetchBytes, DefaultMaxFetchBytes))
-	st := filesystem.NewStorage(fs, cache.NewObjectLRUDefault())
-	repo, err := git.Open(st, nil)
-	if errors.Is(err, git.ErrRepositoryNotExists) {
-		repo, err = git.Init(st, nil)
-	}
-	if err != nil {
-		return Snapshot{}, fmt.Errorf("open cache of %s: %w", req.Name, err)
-	}
-	remote, err := repo.Remote(git.DefaultRemoteName)
-	if errors.Is(err, git.ErrRemoteNotFound) {
-		remote, err = repo.CreateRemote(&config.RemoteConfig{Name: git.DefaultRemoteName, URLs: []string{req.Repo}})
-	}
-	if err != nil {
-		return Snapshot{}, fmt.Errorf("open cache of %s: %w", req.Name, err)
-	}
-	spec := config.RefSpec(fmt.Sprintf("+refs/heads/%s:refs/remotes/%s/%s", req.Branch, git.DefaultRemoteName, req.Branch))
-	err = remote.FetchContext(ctx, &git.FetchOptions{RefSpecs: []config.RefSpec{spec}, Tags: git.NoTags, Force: true})
-	if err != nil && !errors.Is(err, git.NoErrAlreadyUpToDate) {
-		if errors.Is(err, ErrTooLarge) {
+	var repo *git.Repository
+	var refName plumbing.ReferenceName
+	var err error
+	if dir, ok := LocalPath(req.Repo); ok {
+		repo, err = git.PlainOpenWithOptions(dir, &git.PlainOpenOptions{})
+		if err != nil {
 			return Snapshot{}, fmt.Errorf("%w %s: %w", ErrFetch, req.Repo, err)
 		}
-		return Snapshot{}, fmt.Errorf("%w %s branch %s: %w", ErrFetch, req.Repo, req.Branch, err)
+		refName = plumbing.NewBranchReferenceName(req.Branch)
+	} else {
+		if repo, err = f.fetch(ctx, req); err != nil {
+			return Snapshot{}, err
+		}
+		refName = plumbing.NewRemoteReferenceName(git.DefaultRemoteName, req.Branch)
 	}
-	ref, err := repo.Reference(plumbing.NewRemoteReferenceName(git.DefaultRemoteName, req.Branch), true)
+	ref, err := repo.Reference(refName, true)
 	if err != nil {
 		return Snapshot{}, fmt.Errorf("%w %s: branch %s: %w", ErrFetch, req.Repo, req.Branch, err)
 	}
@@ -143,6 +136,45 @@ func (f *GitFetcher) Fetch(ctx context.Context, req Request) (Snapshot, error) {
 		return Snapshot{}, fmt.Errorf("read commit %s: %w", commit.Hash, err)
 	}
 	return Snapshot{Commit: commit.Hash.String(), Files: files}, nil
+}
+
+// LocalPath returns the directory of a local repository: an absolute path
+// or a file:// URL.
+func LocalPath(repo string) (string, bool) {
+	switch {
+	case strings.HasPrefix(repo, "file://"):
+		return strings.TrimPrefix(repo, "file://"), true
+	case filepath.IsAbs(repo):
+		return repo, true
+	}
+	return "", false
+}
+
+// fetch fetches req's branch into its bare cache repository, writing at
+// most MaxFetchBytes.
+func (f *GitFetcher) fetch(ctx context.Context, req Request) (*git.Repository, error) {
+	fs := newLimitFS(osfs.New(f.cacheDir(req), osfs.WithBoundOS()), orDefault(f.MaxFetchBytes, DefaultMaxFetchBytes))
+	st := filesystem.NewStorage(fs, cache.NewObjectLRUDefault())
+	repo, err := git.Open(st, nil)
+	if errors.Is(err, git.ErrRepositoryNotExists) {
+		repo, err = git.Init(st, nil)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("open cache of %s: %w", req.Name, err)
+	}
+	remote, err := repo.Remote(git.DefaultRemoteName)
+	if errors.Is(err, git.ErrRemoteNotFound) {
+		remote, err = repo.CreateRemote(&config.RemoteConfig{Name: git.DefaultRemoteName, URLs: []string{req.Repo}})
+	}
+	if err != nil {
+		return nil, fmt.Errorf("open cache of %s: %w", req.Name, err)
+	}
+	spec := config.RefSpec(fmt.Sprintf("+refs/heads/%s:refs/remotes/%s/%s", req.Branch, git.DefaultRemoteName, req.Branch))
+	err = remote.FetchContext(ctx, &git.FetchOptions{RefSpecs: []config.RefSpec{spec}, Tags: git.NoTags, Force: true})
+	if err != nil && !errors.Is(err, git.NoErrAlreadyUpToDate) {
+		return nil, fmt.Errorf("%w %s branch %s: %w", ErrFetch, req.Repo, req.Branch, err)
+	}
+	return repo, nil
 }
 
 // read returns the manifest files under dir in commit, bounded; a missing
