@@ -11,7 +11,7 @@ import (
 )
 
 func TestEmbeddedFiles(t *testing.T) {
-	want := []string{"clusterupdate.json", "kubernetescluster.json", "node.json", "nodestate.json"}
+	want := []string{"clusterupdate.json", "gitsource.json", "kubernetescluster.json", "node.json", "nodestate.json"}
 	if got := schemas.Names(); !slices.Equal(got, want) {
 		t.Fatalf("Names() = %v, want %v", got, want)
 	}

@@ -43,6 +43,7 @@ see what will happen with 'kctl kubernetes plan', and make it so with
 		newAuditCmd(s),
 		newApplyCmd(s),
 		newUpdateCmd(s),
+		newGitOpsCmd(s),
 		newGenDocsCmd(s),
 	)
 	strictGroups(root)

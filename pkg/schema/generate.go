@@ -41,6 +41,7 @@ func kinds() []struct {
 		{api.KindClusterUpdate, reflect.TypeFor[api.ClusterUpdate]()},
 		{api.KindNode, reflect.TypeFor[api.Node]()},
 		{api.KindNodeState, reflect.TypeFor[api.NodeState]()},
+		{api.KindGitSource, reflect.TypeFor[api.GitSource]()},
 	}
 }
 
