@@ -60,7 +60,7 @@ func TestExplainErrors(t *testing.T) {
 		{"ClusterUpdate.spec.tested_os_pins", ErrUnknownField, `explain ClusterUpdate.spec.tested_os_pins: unknown field "tested_os_pins" in spec; did you mean "testedOsPins"?`},
 		{"KubernetesCluster.spec.cni.name", ErrUnknownField, `explain KubernetesCluster.spec.cni.name: unknown field: spec.cni is a string and has no field "name"`},
 		{"KubernetesCluster.metadata.labels.app", ErrUnknownField, `explain KubernetesCluster.metadata.labels.app: unknown field: metadata.labels is a map[string]string and has no field "app"`},
-		{"Cluster.spec", ErrUnknownKind, `explain Cluster.spec: unknown kind "Cluster": known kinds are ClusterUpdate, KubernetesCluster, Node, NodeState`},
+		{"Cluster.spec", ErrUnknownKind, `explain Cluster.spec: unknown kind "Cluster": known kinds are ClusterUpdate, GitSource, KubernetesCluster, Node, NodeState`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.path, func(t *testing.T) {

@@ -67,43 +67,40 @@ func decodeMeta(data []byte) meta {
 // request is the plan request of a commit for source g: its clusters and
 // updates, and the deletion of every cluster g owns that the commit no
 // longer declares (none when the commit declares nothing and g does not
-// allow empty). It returns the owned clusters left out because they are
-// already being deleted.
-func (r *Runner) request(g api.GitSource, d desired) (apiv1.PlanRequest, []string, error) {
+// allow empty). An owned cluster already being deleted is left out: it is
+// on its way out, and planning it would only block the rest.
+func (r *Runner) request(g api.GitSource, d desired) (apiv1.PlanRequest, error) {
 	name := g.Metadata.Name
 	req := apiv1.PlanRequest{Clusters: d.clusters, Updates: d.updates}
 	declared := map[string]bool{}
 	for _, c := range d.clusters {
 		declared[c.Metadata.Name] = true
 		if err := r.ownedBy(name, api.KindKubernetesCluster, c.Metadata.Name); err != nil {
-			return req, nil, err
+			return req, err
 		}
 	}
 	for _, u := range d.updates {
 		if err := r.ownedBy(name, api.KindClusterUpdate, u.Metadata.Name); err != nil {
-			return req, nil, err
+			return req, err
 		}
 	}
 	if len(d.clusters)+len(d.updates) > api.MaxGitOwned {
-		return req, nil, fmt.Errorf("the commit declares %d objects, at most %d", len(d.clusters)+len(d.updates), api.MaxGitOwned)
+		return req, fmt.Errorf("the commit declares %d objects, at most %d", len(d.clusters)+len(d.updates), api.MaxGitOwned)
 	}
 	if d.empty() && !g.Spec.AllowEmpty {
-		return req, nil, nil
+		return req, nil
 	}
-	var busy []string
 	for _, o := range r.cfg.State.List(api.KindKubernetesCluster) {
 		m := decodeMeta(o.Data)
 		if m.Metadata.Annotations[api.AnnotationGitSource] != name || declared[o.Name] {
 			continue
 		}
-		if m.Status.Phase == api.PhaseDeleting {
-			busy = append(busy, o.Name)
-			continue
+		if m.Status.Phase != api.PhaseDeleting {
+			req.Delete = append(req.Delete, o.Name)
 		}
-		req.Delete = append(req.Delete, o.Name)
 	}
 	slices.Sort(req.Delete)
-	return req, nil, nil
+	return req, nil
 }
 
 // ownedBy refuses an object that another source owns.

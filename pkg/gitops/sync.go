@@ -75,17 +75,17 @@ func (r *Runner) planCommit(ctx context.Context, g api.GitSource, snap Snapshot,
 		fail(st, CondSynced, ReasonInvalid, fmt.Errorf("commit %s: %w", short(snap.Commit), err), now)
 		return
 	}
-	req, busy, err := r.request(g, d)
+	req, err := r.request(g, d)
 	if err != nil {
 		fail(st, CondSynced, ReasonOwnership, fmt.Errorf("commit %s: %w", short(snap.Commit), err), now)
 		return
 	}
+	var busy []string
 	resp, err := r.cfg.Planner.PlanGit(req)
 	if err == nil && resp.Blocked() {
 		// A busy cluster waits; the rest of the commit goes ahead.
-		if more := busyClusters(resp.Plan.Blocking); len(more) > 0 {
-			busy = append(busy, more...)
-			req = without(req, more)
+		if busy = busyClusters(resp.Plan.Blocking); len(busy) > 0 {
+			req = without(req, busy)
 			resp, err = r.cfg.Planner.PlanGit(req)
 		}
 	}
