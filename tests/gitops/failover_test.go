@@ -7,8 +7,8 @@ import (
 	"kcore.dev/kcore/pkg/apiv1"
 )
 
-// TestNewLeaderFollows: after the leader stops, the new leader follows the
-// source: the next commit is applied once, by it.
+// TestNewLeaderFollows: after the leader stops, the new leader fetches the
+// source when it takes over and applies the commit the old one had not seen.
 func TestNewLeaderFollows(t *testing.T) {
 	e := newEnv(t)
 	admin := e.client(apiv1.RoleClusterAdmin)
@@ -23,14 +23,16 @@ func TestNewLeaderFollows(t *testing.T) {
 	}
 	e.waitSource(admin, "fleet", synced(c1))
 
+	// The old leader fetches only every hour: the commit reaches the
+	// store because the new leader fetches when it takes over.
+	r.write("edge2.yaml", clusterYAML("edge2", "10.97.0.10", "10.246.0.0/16", 202))
+	c2 := r.commit("edge2")
 	old := e.c.WaitLeader()
 	for i, rep := range e.c.Replicas() {
 		if rep == old {
 			e.c.Stop(i)
 		}
 	}
-	r.write("edge2.yaml", clusterYAML("edge2", "10.97.0.10", "10.246.0.0/16", 202))
-	c2 := r.commit("edge2")
 	e.waitSource(admin, "fleet", synced(c2))
 	if e.c.WaitLeader() == old {
 		t.Fatal("the stopped replica still leads")
