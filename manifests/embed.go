@@ -9,15 +9,6 @@ import (
 	"text/template"
 )
 
-// Images of the workloads these manifests run.
-const (
-	LocalPathProvisionerImage = "rancher/local-path-provisioner:v0.0.30"
-	CoreDNSImage              = "registry.k8s.io/coredns/coredns:v1.12.1"
-	// PauseImage is every pod's sandbox: containerd's pinned sandbox image,
-	// which a node must be able to pull (or already hold) before any pod starts.
-	PauseImage = "registry.k8s.io/pause:3.10"
-)
-
 // files is read-only: embed.FS cannot be modified.
 //
 //go:embed *.tmpl *.yaml
@@ -33,6 +24,9 @@ type NodePaths struct {
 type Provisioner struct {
 	// Image defaults to LocalPathProvisionerImage.
 	Image string
+	// HelperImage runs the helper pods that create and remove a volume's
+	// directory; it defaults to BusyboxImage.
+	HelperImage string
 	// StorageClassName names the StorageClass.
 	StorageClassName string
 	// NodePaths lists, per node, the directories claims are created in.
@@ -44,6 +38,9 @@ type Provisioner struct {
 func LocalPathProvisioner(p Provisioner) (string, error) {
 	if p.Image == "" {
 		p.Image = LocalPathProvisionerImage
+	}
+	if p.HelperImage == "" {
+		p.HelperImage = BusyboxImage
 	}
 	paths := p.NodePaths
 	if paths == nil {

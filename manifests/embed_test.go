@@ -23,7 +23,7 @@ func TestManifestsParse(t *testing.T) {
 	}{
 		{"provisioner", func() (string, error) {
 			return LocalPathProvisioner(Provisioner{StorageClassName: "local-path", NodePaths: []NodePaths{{Node: "node-105", Paths: []string{"/mnt/kcore/lab/kcore-kdata"}}}})
-		}, []string{"image: rancher/local-path-provisioner:v0.0.30", `"node": "node-105"`, "name: local-path\nprovisioner: rancher.io/local-path"}},
+		}, []string{"image: docker.io/rancher/local-path-provisioner:v0.0.30", `"node": "node-105"`, "name: local-path\nprovisioner: rancher.io/local-path"}},
 		{"cilium-l2", func() (string, error) { return CiliumL2([]string{"192.168.40.220/29"}, []string{"enp6s0"}) }, []string{"- cidr: 192.168.40.220/29"}},
 		{"coredns", func() (string, error) {
 			return CoreDNS(DNS{ClusterIP: "10.96.0.10", ClusterDomain: "cluster.local", Replicas: 2})
