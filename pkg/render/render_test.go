@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"kcore.dev/kcore/manifests"
 	"kcore.dev/kcore/pkg/api"
 	"kcore.dev/kcore/pkg/pki"
 )
@@ -266,7 +267,7 @@ func TestVolumes(t *testing.T) {
 		t.Errorf("zfs volume = %+v", ha3["node-109"].Volumes)
 	}
 	prov := fileByPath(ha3["node-105"], ProvisionerPath)
-	if prov == nil || !strings.Contains(prov.Content, "rancher/local-path-provisioner:v0.0.30") {
+	if prov == nil || !strings.Contains(prov.Content, "image: "+manifests.LocalPathProvisionerImage) {
 		t.Fatal("no provisioner manifest on the bootstrap control plane")
 	}
 	if fileByPath(ha3["node-107"], ProvisionerPath) != nil {
