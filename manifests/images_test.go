@@ -17,7 +17,7 @@ import (
 // tests/images/<name>-<tag>/go.mod must require it at exactly the tag.
 func pinModules() map[string]string {
 	return map[string]string{
-		"registry.k8s.io/coredns/coredns":         "github.com/coredns/coredns",
+		"registry.k8s.io/coredns/coredns":          "github.com/coredns/coredns",
 		"docker.io/rancher/local-path-provisioner": "github.com/rancher/local-path-provisioner",
 	}
 }
