@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Install the Debian packages kcore's tests and lab need, when missing:
 # keepalived, nftables and iproute2 for the VIP, runc and the CNI plugins for
-# the containerd that scripts/build-k8s.sh builds, nix-bin to parse the NixOS modules, mkfs tools.
+# the containerd that scripts/build-k8s.sh builds, nix-bin to parse the NixOS modules, mkfs tools;
+# gcc, busybox-static and ca-certificates for the lab's images
+# (scripts/build-images.sh), docker-registry and openssl for its registry
+# (scripts/lab-registry.sh).
 # Idempotent and quiet when everything is there. Needs root for apt-get; when
 # not root it only reports what is missing (the tests that need it skip).
 set -euo pipefail
@@ -19,6 +22,9 @@ declare -A want=(
   [runc]=runc
   [iptables]=iptables
   [conntrack]=conntrack
+  [gcc]=gcc
+  [docker-registry]=docker-registry
+  [openssl]=openssl
 )
 
 missing=()
@@ -28,6 +34,11 @@ for bin in "${!want[@]}"; do
   fi
 done
 [ -x /usr/lib/cni/bridge ] || missing+=(containernetworking-plugins)
+# pause is linked statically against glibc; the CA bundle goes into CoreDNS's image.
+[ -f /usr/lib/x86_64-linux-gnu/libc.a ] || missing+=(libc6-dev)
+[ -f /etc/ssl/certs/ca-certificates.crt ] || missing+=(ca-certificates)
+# The busybox image needs the static build (Debian's busybox is dynamic).
+dpkg-query -W -f '${Status}' busybox-static 2>/dev/null | grep -q 'ok installed' || missing+=(busybox-static)
 [ ${#missing[@]} -eq 0 ] && exit 0
 
 mapfile -t pkgs < <(printf '%s\n' "${missing[@]}" | sort -u)

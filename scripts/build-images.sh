@@ -1,0 +1,220 @@
+#!/usr/bin/env bash
+# Build the container images the lab runs, from the Go module proxy and
+# Debian, into a cache directory, once per version: the lab cannot pull
+# images, so every one its pods name is made here.
+#
+# manifests/images.go pins every image reference (the one place; kcore's
+# render reads the same constants). For each, a static binary is built into
+# DIR/bin/<name> with a .<name>.stamp naming what it was built from, then
+# tests/images/build (kcore-images, a module of its own) writes
+# DIR/<name>.oci.tar: an OCI image archive, linux/amd64, tagged with exactly
+# the pinned reference, holding the binary and a minimal root filesystem.
+#
+#   pause                   gcc -static of Kubernetes' build/pause/linux/pause.c
+#                           (k8s.io/kubernetes as tests/k8sbins/kubernetes-$PAUSE_K8S pins it)
+#   coredns                 github.com/coredns/coredns at the tag, pinned by
+#                           tests/images/coredns-<tag>/
+#   local-path-provisioner  github.com/rancher/local-path-provisioner at the tag,
+#                           pinned by tests/images/local-path-provisioner-<tag>/
+#   busybox                 Debian's busybox-static, whose version must be the tag
+#   echo                    tests/images/echo, the lab's test workload
+#
+# A binary whose stamp matches and which reports the expected version is not
+# rebuilt; the archives are rewritten only when a binary, the tool or
+# manifests/images.go changed.
+set -euo pipefail
+
+usage() {
+  cat <<'EOF'
+usage: scripts/build-images.sh [options]
+
+  --out DIR   cache of images (default ${KCORE_CACHE:-$HOME/.cache/kcore}/images)
+  --force     rebuild every binary and archive
+  -h, --help  this text
+EOF
+}
+
+# Long compiles must not starve whatever else runs on the machine.
+if [ "$(nice)" -lt 19 ]; then
+  exec nice -n 19 "$0" "$@"
+fi
+
+# The Kubernetes release whose build/pause/linux/pause.c the pause image is
+# compiled from (its module is pinned and downloaded by scripts/build-k8s.sh).
+PAUSE_K8S=v1.37.2
+
+out="${KCORE_CACHE:-$HOME/.cache/kcore}/images"
+force=0
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --out) out=${2:?--out needs a value}; shift 2 ;;
+    --force) force=1; shift ;;
+    -h | --help) usage; exit 0 ;;
+    *) echo "build-images: unknown argument $1" >&2; usage >&2; exit 2 ;;
+  esac
+done
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+images_go="$root/manifests/images.go"
+export GOWORK=off GOFLAGS="-mod=readonly -buildvcs=false" CGO_ENABLED=0
+
+start=$SECONDS
+log() { printf '[images] %s\n' "$*" >&2; }
+die() { echo "build-images: $*" >&2; exit 1; }
+elapsed() { local s=$(( SECONDS - $1 )); printf '%dm%02ds' $(( s / 60 )) $(( s % 60 )); }
+sha() { sha256sum "$@" | cut -d' ' -f1; }
+
+mkdir -p "$out/bin"
+exec 9>"$out/.lock"
+if ! flock -n 9; then
+  log "waiting for another build-images.sh using $out"
+  flock 9
+fi
+
+tool="$out/bin/kcore-images"
+log "kcore-images … building tests/images/build"
+(cd "$root/tests/images/build" && go build -trimpath -ldflags "-s -w" -o "$tool.tmp" .)
+mv -f "$tool.tmp" "$tool"
+
+declare -A ref=()
+names=()
+while read -r n r; do
+  ref[$n]=$r
+  names+=("$n")
+done < <("$tool" refs -images "$images_go")
+[ ${#names[@]} -gt 0 ] || die "kcore-images listed no images in $images_go"
+
+tag() { echo "${ref[$1]##*:}"; }
+
+# expected NAME prints the line the binary must print when asked its version.
+expected() {
+  local t
+  t=$(tag "$1")
+  case "$1" in
+    pause) echo "pause.c v$t" ;;
+    coredns) echo "CoreDNS-${t#v}" ;;
+    local-path-provisioner) echo "local-path-provisioner version $t" ;;
+    busybox) echo "BusyBox v$t" ;;
+    echo) echo "kcore-echo $t" ;;
+    *) die "no recipe for image $1 (${ref[$1]})" ;;
+  esac
+}
+
+# reported NAME BIN prints what the binary says its version is.
+reported() {
+  case "$1" in
+    pause) "$2" -v ;;
+    coredns) "$2" -version ;;
+    local-path-provisioner) "$2" --version ;;
+    busybox) "$2" | head -1 ;;
+    echo) "$2" -version ;;
+  esac 2>&1 || true
+}
+
+verify() { reported "$1" "$2" | grep -qF -- "$(expected "$1")"; }
+
+# pinned_module NAME: the nested module that pins NAME's source at its tag.
+pinned_module() {
+  local dir="$root/tests/images/$1-$(tag "$1")"
+  [ -f "$dir/go.mod" ] || die "no pinned module ${dir#"$root"/} for ${ref[$1]}: write it (a go.mod requiring the release, go mod tidy) and commit it"
+  echo "$dir"
+}
+
+pause_source() {
+  local mod="$root/tests/k8sbins/kubernetes-$PAUSE_K8S" dir
+  [ -f "$mod/go.mod" ] || die "no pinned module ${mod#"$root"/} for pause.c"
+  dir=$(cd "$mod" && go mod download -json k8s.io/kubernetes | awk -F'"' '$2 == "Dir" { print $4 }')
+  [ -f "$dir/build/pause/linux/pause.c" ] || die "no build/pause/linux/pause.c in k8s.io/kubernetes $PAUSE_K8S"
+  echo "$dir/build/pause/linux/pause.c"
+}
+
+busybox_version() {
+  dpkg-query -W -f '${Version}' busybox-static 2>/dev/null | sed -E 's/^[0-9]+://; s/-[^-]*$//'
+}
+
+# stamp NAME prints what NAME's binary is built from.
+stamp() {
+  local n=$1 t mod
+  t=$(tag "$n")
+  echo "image ${ref[$n]}"
+  case "$n" in
+    pause)
+      local src
+      src=$(pause_source)
+      echo "source k8s.io/kubernetes $PAUSE_K8S build/pause/linux/pause.c $(sha "$src")"
+      echo "cc $(gcc -dumpfullversion) -Os -Wall -Werror -static -DVERSION=v$t"
+      ;;
+    coredns | local-path-provisioner)
+      mod=$(pinned_module "$n")
+      echo "go.mod $(sha "$mod/go.mod") go.sum $(sha "$mod/go.sum")"
+      echo "go $(cd "$mod" && go env GOVERSION) CGO_ENABLED=0"
+      ;;
+    busybox)
+      local v
+      v=$(busybox_version)
+      [ -n "$v" ] || die "Debian's busybox-static is not installed (scripts/deps.sh installs it)"
+      [ "$v" = "$t" ] || die "${ref[$n]} needs busybox $t, Debian's busybox-static is $v: pin BusyboxImage to docker.io/library/busybox:$v"
+      echo "busybox-static $(dpkg-query -W -f '${Version}' busybox-static) $(sha /bin/busybox)"
+      ;;
+    echo)
+      echo "source $(cat "$root"/tests/images/echo/*.go "$root/go.mod" | sha256sum | cut -d' ' -f1)"
+      echo "go $(cd "$root" && go env GOVERSION) CGO_ENABLED=0"
+      ;;
+  esac
+}
+
+# compile NAME DEST builds NAME's binary at DEST.
+compile() {
+  local n=$1 dest=$2 t
+  t=$(tag "$n")
+  case "$n" in
+    pause) gcc -Os -Wall -Werror -static "-DVERSION=v$t" -o "$dest" "$(pause_source)" ;;
+    coredns) (cd "$(pinned_module "$n")" && go build -trimpath -ldflags "-s -w" -o "$dest" github.com/coredns/coredns) ;;
+    local-path-provisioner)
+      (cd "$(pinned_module "$n")" && go build -trimpath -ldflags "-s -w -X main.VERSION=$t" -o "$dest" github.com/rancher/local-path-provisioner) ;;
+    busybox) cp /bin/busybox "$dest" ;;
+    echo) (cd "$root" && go build -trimpath -ldflags "-s -w" -o "$dest" ./tests/images/echo) ;;
+  esac
+}
+
+built=0
+for n in "${names[@]}"; do
+  bin="$out/bin/$n"
+  st=$(stamp "$n")
+  if [ "$force" = 0 ] && [ -x "$bin" ] && [ -f "$out/bin/.$n.stamp" ] &&
+    [ "$(cat "$out/bin/.$n.stamp")" = "$st"$'\n'"sha256 $(sha "$bin")" ] && verify "$n" "$bin"; then
+    log "$n up to date ($bin)"
+    continue
+  fi
+  t=$SECONDS
+  log "$n … building for ${ref[$n]}"
+  rm -f "$out/bin/.$n.stamp"
+  compile "$n" "$bin.tmp"
+  if ! verify "$n" "$bin.tmp"; then
+    echo "build-images: $n does not report \"$(expected "$n")\"; it says:" >&2
+    reported "$n" "$bin.tmp" >&2
+    rm -f "$bin.tmp"
+    exit 1
+  fi
+  mv -f "$bin.tmp" "$bin"
+  printf '%s\nsha256 %s\n' "$st" "$(sha "$bin")" >"$out/bin/.$n.stamp"
+  built=$(( built + 1 ))
+  log "$n built in $(elapsed "$t") ($(du -h "$bin" | cut -f1))"
+done
+
+archives_stamp=$(
+  echo "tool $(sha "$tool")"
+  echo "images.go $(sha "$images_go")"
+  echo "ca-certificates $(sha /etc/ssl/certs/ca-certificates.crt)"
+  for n in "${names[@]}"; do echo "$n $(sha "$out/bin/$n")"; done
+)
+missing=0
+for n in "${names[@]}"; do [ -f "$out/$n.oci.tar" ] || missing=1; done
+if [ "$force" = 0 ] && [ "$missing" = 0 ] && [ -f "$out/.archives.stamp" ] && [ "$(cat "$out/.archives.stamp")" = "$archives_stamp" ]; then
+  log "archives up to date in $out"
+else
+  rm -f "$out/.archives.stamp"
+  "$tool" build -images "$images_go" -bin-dir "$out/bin" -out "$out"
+  printf '%s\n' "$archives_stamp" >"$out/.archives.stamp"
+fi
+log "$built built, ${#names[@]} images ready in $out after $(elapsed "$start"): ${ref[*]}"
