@@ -9,7 +9,7 @@ PKGS        := ./...
 VERSION     ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS     := -X kcore.dev/kcore/pkg/version.Version=$(VERSION)
 
-.PHONY: all build demo deps test unit e2e chaos lint fmt-check vet staticcheck bench schemas clean k8s-bins lab lab-down
+.PHONY: all build demo deps test unit e2e chaos lint fmt-check vet staticcheck bench schemas clean k8s-bins images lab lab-down
 
 all: build
 
@@ -32,6 +32,14 @@ deps:
 k8s-bins:
 	./scripts/build-k8s.sh $(K8S_BINS_FLAGS)
 
+## images: the container images the lab runs (pause, CoreDNS, the local-path
+## provisioner, busybox, the echo test server) as OCI archives, built once into
+## ${KCORE_CACHE:-~/.cache/kcore}/images from the Go module proxy and Debian
+## (docs/lab.md); tests/images/build is their tool's own module
+IMAGES_MOD := tests/images/build
+images:
+	./scripts/build-images.sh
+
 ## lab: a real HA control plane on this machine (root): network namespaces as
 ## nodes, three controllers, an agent per node, apply, health, kubectl through
 ## the VIP (docs/lab.md; KEEP=1 keeps a failed lab for inspection)
@@ -52,10 +60,13 @@ unit:
 ## e2e: the lab scenarios against real etcd, kube-apiserver, kubelet, containerd and
 ## keepalived in network namespaces (root only; builds the binaries on first run:
 ## containerd v2.4.2, Kubernetes v1.37.2 and the v1.36.3 the rolling-upgrade
-## scenario starts from)
+## scenario starts from, and the images; first checks the images through the lab
+## registry on loopback)
 e2e: build
 	@if [ "$$(id -u)" -ne 0 ]; then echo "e2e: SKIP: the lab scenarios need root (network namespaces)"; exit 0; fi; \
 	./scripts/build-k8s.sh && ./scripts/build-k8s.sh --k8s-version v1.36.3 --link v1.36.3 && \
+	./scripts/build-images.sh && \
+	(cd $(IMAGES_MOD) && GOWORK=off $(GO) test -count=1 -timeout 10m -v ./...) && \
 	KCORE_E2E=1 $(GO) test -count=1 -timeout 60m -v ./tests/e2e/
 
 ## chaos: CHAOS_RUNS (default 20) seeded runs of kill, restart and pause faults
@@ -75,12 +86,14 @@ fmt-check:
 
 vet:
 	$(GO) vet $(PKGS)
+	cd $(IMAGES_MOD) && GOWORK=off $(GO) vet ./...
 
 $(STATICCHECK):
 	GOBIN=$(TOOLS) $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
 
 staticcheck: $(STATICCHECK)
 	$(STATICCHECK) $(PKGS)
+	cd $(IMAGES_MOD) && GOWORK=off $(STATICCHECK) ./...
 
 ## schemas: regenerate schemas/ from pkg/api
 schemas:
