@@ -93,7 +93,7 @@ expected() {
   case "$1" in
     pause) echo "pause.c v$t" ;;
     coredns) echo "CoreDNS-${t#v}" ;;
-    local-path-provisioner) echo "local-path-provisioner version $t" ;;
+    local-path-provisioner) echo "version $t" ;;  # urfave/cli names the app after argv[0]
     busybox) echo "BusyBox v$t" ;;
     echo) echo "kcore-echo $t" ;;
     *) die "no recipe for image $1 (${ref[$1]})" ;;
