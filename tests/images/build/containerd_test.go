@@ -20,25 +20,28 @@ const containerdStartTimeout = 30 * time.Second
 const ctrTimeout = 3 * time.Minute
 
 // cachedContainerd returns the containerd and ctr binaries built into the
-// cache (bin/containerd*/), or skips.
-func cachedContainerd(t *testing.T) (string, string) {
+// cache (bin/current/, else bin/containerd-*/ and bin/ctr-*/) and the
+// directories to search for the runc shim, or skips.
+func cachedContainerd(t *testing.T) (string, string, []string) {
 	t.Helper()
 	bin := filepath.Join(labCache(t), "bin")
-	var daemon, ctl string
-	for _, pattern := range []string{"containerd*/containerd", "current/containerd"} {
-		if m, _ := filepath.Glob(filepath.Join(bin, pattern)); len(m) > 0 && daemon == "" {
-			daemon = m[len(m)-1]
+	find := func(name string) string {
+		for _, pattern := range []string{"current/" + name, name + "-*/" + name, "containerd*/" + name} {
+			if m, _ := filepath.Glob(filepath.Join(bin, pattern)); len(m) > 0 {
+				return m[len(m)-1]
+			}
 		}
+		return ""
 	}
-	for _, pattern := range []string{"ctr*/ctr", "containerd*/ctr", "current/ctr"} {
-		if m, _ := filepath.Glob(filepath.Join(bin, pattern)); len(m) > 0 && ctl == "" {
-			ctl = m[len(m)-1]
-		}
-	}
+	daemon, ctl, shim := find("containerd"), find("ctr"), find("containerd-shim-runc-v2")
 	if daemon == "" || ctl == "" {
 		t.Skipf("no containerd and ctr built in %s", bin)
 	}
-	return daemon, ctl
+	path := []string{filepath.Dir(daemon)}
+	if shim != "" {
+		path = append(path, filepath.Dir(shim))
+	}
+	return daemon, ctl, path
 }
 
 // hostsDir writes a containerd hosts directory mirroring every registry the
@@ -70,7 +73,7 @@ func hostsDir(t *testing.T, imgs []pinned, addr, ca string) string {
 
 // startContainerd runs containerd with its root, state and socket in a
 // temporary directory and returns the socket.
-func startContainerd(t *testing.T, daemon, ctl string) string {
+func startContainerd(t *testing.T, daemon, ctl string, path []string) string {
 	t.Helper()
 	dir, err := os.MkdirTemp("", "kcd-")
 	if err != nil {
@@ -80,7 +83,7 @@ func startContainerd(t *testing.T, daemon, ctl string) string {
 	cfg := fmt.Sprintf(`version = 2
 root = %q
 state = %q
-disabled_plugins = ["io.containerd.grpc.v1.cri"]
+disabled_plugins = ["io.containerd.grpc.v1.cri", "io.containerd.cri.v1.runtime", "io.containerd.cri.v1.images"]
 [grpc]
   address = %q
 [ttrpc]
@@ -101,8 +104,8 @@ disabled_plugins = ["io.containerd.grpc.v1.cri"]
 	}
 	cmd := exec.Command(daemon, "--config", filepath.Join(dir, "config.toml"))
 	cmd.Stdout, cmd.Stderr = logf, logf
-	// The shim is found next to the daemon first, as a cache build ships it.
-	cmd.Env = append(os.Environ(), "PATH="+filepath.Dir(daemon)+":"+os.Getenv("PATH"))
+	// The shim is found in the cache first, as a cache build ships it.
+	cmd.Env = append(os.Environ(), "PATH="+strings.Join(append(path, os.Getenv("PATH")), ":"))
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -161,10 +164,10 @@ func ctr(t *testing.T, ctl, sock string, args ...string) string {
 // as kubelet's containerd resolves them), then runs the echo image's binary.
 func TestContainerdPullsThroughMirror(t *testing.T) {
 	_, imgs := builtImages(t)
-	daemon, ctl := cachedContainerd(t)
+	daemon, ctl, path := cachedContainerd(t)
 	addr, reg := startRegistry(t)
 	hosts := hostsDir(t, imgs, addr, filepath.Join(reg, "pki", "ca.crt"))
-	sock := startContainerd(t, daemon, ctl)
+	sock := startContainerd(t, daemon, ctl, path)
 	var echo string
 	for _, p := range imgs {
 		ctr(t, ctl, sock, "images", "pull", "--hosts-dir", hosts, "--platform", "linux/amd64", p.Ref)
