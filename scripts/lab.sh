@@ -18,10 +18,15 @@
 #   kube-scheduler, kubelet, kube-proxy and keepalived. The agent's PATH starts
 #   with the cache's current/ so containerd finds the containerd-shim-runc-v2
 #   built with it before any other on the host.
+#   An image registry (Debian's docker-registry) on the host at 10.77.0.1:5000,
+#   TLS with a lab CA, holding the images scripts/build-images.sh built; the
+#   manifest's spec.registryMirrors send registry.k8s.io and docker.io pulls to
+#   it, and lab.sh applies a copy of the manifest carrying the lab CA as their
+#   caPem (scripts/lab-registry.sh; nothing is pulled from the internet).
 #
 # Environment:
 #   KCORE_LAB_DIR   lab directory (default /var/lib/kcore-lab)
-#   KCORE_CACHE     cache of the Kubernetes and containerd binaries (default ~/.cache/kcore)
+#   KCORE_CACHE     cache of the Kubernetes and containerd binaries and the images (default ~/.cache/kcore)
 #   KCORE_BIN_DIR   where kctl, kcore-controller and kcore-node-agent are (default bin/)
 #   KEEP=1          on failure, keep the lab up for inspection (default: remove it)
 #   LAB_MANIFEST    cluster manifest (default examples/lab/cluster.yaml)
@@ -72,6 +77,8 @@ API_PORT=6444
 CONTROLLER_PORTS=(7443 7445 7447)
 CLUSTER=lab
 CONTEXT=kcore-lab
+REGISTRY_ADDR=$HOST_ADDR:5000
+REGISTRY_DIR=$LAB/registry
 
 export PATH=$PATH:/usr/local/sbin:/usr/sbin:/sbin
 export KCTL_CONFIG=$LAB/kctl.yaml
@@ -141,6 +148,8 @@ binaries() {
     echo "LAB_K8S_VERSION=$K8S_VERSION is not built: scripts/build-k8s.sh --k8s-version $K8S_VERSION --link $K8S_VERSION" >&2
     exit 2
   fi
+  say "checking the lab images in $CACHE/images (scripts/build-images.sh; the first build compiles CoreDNS, the longest step)"
+  "$REPO/scripts/build-images.sh" >&2
   say "binaries: $("$K8SBIN/kube-apiserver" --version), etcd $("$K8SBIN/etcd" --version | awk 'NR==1{print $3}'), containerd $("$K8SBIN/containerd" --version | awk '{print $3}'), $("$KBIN/kctl" version 2>/dev/null | head -1)"
 }
 
@@ -197,6 +206,25 @@ three_members() {
   local out
   out=$(kctl controller members -o json)
   [ "$(grep -c '"suffrage": "voter"' <<<"$out")" -ge 3 ]
+}
+
+# registry starts the lab registry on the bridge address, pushes every built
+# image into it, and points MANIFEST at a copy of the manifest whose mirrors
+# of the lab registry carry its CA (the CA is made per lab, so no committed
+# manifest can hold it).
+registry() {
+  say "registry: https://$REGISTRY_ADDR (data in $REGISTRY_DIR/data, CA $REGISTRY_DIR/pki/ca.crt)"
+  "$REPO/scripts/lab-registry.sh" start "$REGISTRY_DIR" "$REGISTRY_ADDR"
+  "$REPO/scripts/lab-registry.sh" push "$REGISTRY_DIR" "$REGISTRY_ADDR"
+  awk -v ep="endpoints: [https://$REGISTRY_ADDR]" -v ca="$REGISTRY_DIR/pki/ca.crt" '
+    { print }
+    index($0, ep) {
+      pad = substr($0, 1, index($0, ep) - 1)
+      print pad "caPem: |"
+      while ((getline l < ca) > 0) print pad "  " l
+      close(ca)
+    }' "$MANIFEST" >"$LAB/cluster.yaml"
+  MANIFEST=$LAB/cluster.yaml
 }
 
 # releases NODE_ROOT: one link per release in the cache, the directory a
@@ -333,6 +361,7 @@ up() {
   echo "kcore lab; remove with scripts/lab.sh down" >"$LAB/.kcore-lab"
   host_dirs_note
   network
+  registry
   controllers
   local n
   for n in "${NODES[@]}"; do disk_up "$n"; done
@@ -404,7 +433,7 @@ netns_pids() {
 lab_pids() {
   netns_pids
   local f
-  for f in "$LAB"/run/*.pid; do
+  for f in "$LAB"/run/*.pid "$REGISTRY_DIR/registry.pid"; do
     [ -f "$f" ] && cat "$f"
   done
   return 0
@@ -453,6 +482,9 @@ down() {
 status() {
   local n
   ip -br addr show "$BRIDGE" 2>/dev/null || echo "no bridge $BRIDGE"
+  if [ -f "$REGISTRY_DIR/registry.pid" ] && kill -0 "$(cat "$REGISTRY_DIR/registry.pid")" 2>/dev/null; then
+    echo "registry: https://$REGISTRY_ADDR pid $(cat "$REGISTRY_DIR/registry.pid")"
+  fi
   for n in $(lab_netns); do
     echo "$n: $(ip netns pids "$n" | wc -l) processes; $(ip -n "$n" -br addr show eth0 2>/dev/null)"
   done
