@@ -112,12 +112,15 @@ deps() {
   declare -A want=(
     [ip]=iproute2 [keepalived]=keepalived [curl]=curl [nft]=nftables
     [runc]=runc [iptables]=iptables [conntrack]=conntrack
+    [docker-registry]=docker-registry [openssl]=openssl [gcc]=gcc
   )
   local missing=() bin
   for bin in "${!want[@]}"; do
     command -v "$bin" >/dev/null 2>&1 || missing+=("${want[$bin]}")
   done
   [ -x /usr/lib/cni/bridge ] || missing+=(containernetworking-plugins)
+  [ -f /usr/lib/x86_64-linux-gnu/libc.a ] || missing+=(libc6-dev)
+  dpkg-query -W -f '${Status}' busybox-static 2>/dev/null | grep -q 'ok installed' || missing+=(busybox-static)
   if [ ${#missing[@]} -gt 0 ]; then
     say "installing Debian packages: ${missing[*]}"
     export DEBIAN_FRONTEND=noninteractive
