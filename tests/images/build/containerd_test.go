@@ -152,10 +152,14 @@ func ctr(t *testing.T, ctl, sock string, args ...string) string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), ctrTimeout)
 	defer cancel()
-	out, err := exec.CommandContext(ctx, ctl, append([]string{"--address", sock, "--namespace", "kcore-images-test"}, args...)...).CombinedOutput()
+	cmd := exec.CommandContext(ctx, ctl, append([]string{"--address", sock, "--namespace", "kcore-images-test"}, args...)...)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
 	if err != nil {
-		t.Fatalf("ctr %s: %v\n%s", strings.Join(args, " "), err, out)
+		t.Fatalf("ctr %s: %v\n%s%s", strings.Join(args, " "), err, out, stderr.String())
 	}
+	// Only standard output: ctr logs warnings (containerd 2 on cgroup v1) to stderr.
 	return string(out)
 }
 
