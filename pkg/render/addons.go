@@ -50,3 +50,12 @@ func (r *renderer) addons(b *builder) error {
 	}, r.l.RBAC, r.l.CoreDNS, r.l.KubeDNSService, r.l.AdminKubeconfig)
 	return nil
 }
+
+// AddonManifestPaths are the files whose manifests run the cluster's
+// add-on workloads: CoreDNS and, when rendered, the local-path
+// provisioner. Health checks read the Deployments they create from the
+// rendered files (manifests.Deployments), so a disabled add-on, whose file
+// is not rendered, is not checked.
+func AddonManifestPaths() []string {
+	return []string{CoreDNSPath, ProvisionerPath}
+}
