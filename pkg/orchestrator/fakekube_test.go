@@ -10,13 +10,15 @@ import (
 )
 
 // fakeKube is a small in-memory Kubernetes API serving the paths the
-// orchestrator uses (nodes, node pods, evictions), recording every call.
+// orchestrator uses (nodes, node pods, evictions, and the add-ons'
+// Deployments, pods and events), recording every call.
 type fakeKube struct {
-	mu    sync.Mutex
-	nodes map[string]*kubeNodeJSON
-	pods  map[string][]*fakePod
-	calls []string
-	rv    int
+	mu     sync.Mutex
+	nodes  map[string]*kubeNodeJSON
+	pods   map[string][]*fakePod
+	calls  []string
+	rv     int
+	addons fakeAddons
 }
 
 // fakePod is a pod bound to a node: tooMany 429s come before an eviction
@@ -80,6 +82,9 @@ func (f *fakeKube) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		call += "?" + r.URL.Query().Encode()
 	}
 	f.calls = append(f.calls, call)
+	if f.serveAddons(w, r) {
+		return
+	}
 	parts := strings.Split(strings.TrimPrefix(r.URL.Path, "/api/v1/"), "/")
 	switch {
 	case len(parts) == 2 && parts[0] == "nodes":

@@ -322,7 +322,7 @@ func (f *fakeHealth) start(c *api.KubernetesCluster, s *pki.ClusterSecrets, apiL
 	f.t.Helper()
 	first := s.ControlPlanes[c.Spec.ControlPlaneNodes[0].NodeID]
 	serve(f.t, apiLn, first.APIServer, s.CA.CertPEM, func(w http.ResponseWriter, r *http.Request) {
-		if strings.HasPrefix(r.URL.Path, "/api/") {
+		if strings.HasPrefix(r.URL.Path, "/api/") || strings.HasPrefix(r.URL.Path, "/apis/") {
 			f.kube.ServeHTTP(w, r)
 			return
 		}

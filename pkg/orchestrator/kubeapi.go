@@ -96,6 +96,14 @@ type KubeClient interface {
 	Evict(ctx context.Context, namespace, name string) error
 	// DeleteNode deletes a Node object.
 	DeleteNode(ctx context.Context, name string) error
+	// GetDeployment reads a Deployment; ErrKubeNotFound when it does not
+	// exist (yet).
+	GetDeployment(ctx context.Context, namespace, name string) (*KubeDeployment, error)
+	// LabeledPods lists at most limit pods of namespace that carry every
+	// label of matchLabels.
+	LabeledPods(ctx context.Context, namespace string, matchLabels map[string]string, limit int) ([]KubePodStatus, error)
+	// PodEvents lists at most limit events about a pod.
+	PodEvents(ctx context.Context, namespace, pod string, limit int) ([]KubeEvent, error)
 	// Close releases the client's connections.
 	Close()
 }

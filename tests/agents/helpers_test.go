@@ -82,7 +82,7 @@ func (okChecker) EtcdCaughtUp(context.Context, *api.KubernetesCluster, *pki.Clus
 // readyKube is a Kubernetes API where every member registered and is
 // Ready: the stand-in kubelets register nothing, so it answers for them
 // (pkg/orchestrator tests the real client). Patches, evictions and deletes
-// succeed and change nothing.
+// succeed and change nothing; every add-on Deployment is available.
 type readyKube struct{}
 
 func dialReadyKube(*api.KubernetesCluster, *pki.ClusterSecrets) (orchestrator.KubeClient, error) {
@@ -100,6 +100,20 @@ func (readyKube) NodePods(context.Context, string) ([]orchestrator.KubePod, erro
 func (readyKube) Evict(context.Context, string, string) error { return nil }
 
 func (readyKube) DeleteNode(context.Context, string) error { return nil }
+
+// GetDeployment answers every add-on Deployment available with its one
+// replica: the stand-in clusters run no pods.
+func (readyKube) GetDeployment(context.Context, string, string) (*orchestrator.KubeDeployment, error) {
+	return &orchestrator.KubeDeployment{Replicas: 1, ReadyReplicas: 1, AvailableReplicas: 1}, nil
+}
+
+func (readyKube) LabeledPods(context.Context, string, map[string]string, int) ([]orchestrator.KubePodStatus, error) {
+	return nil, nil
+}
+
+func (readyKube) PodEvents(context.Context, string, string, int) ([]orchestrator.KubeEvent, error) {
+	return nil, nil
+}
 
 func (readyKube) Close() {}
 
