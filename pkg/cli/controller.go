@@ -15,6 +15,7 @@ import (
 
 	"kcore.dev/kcore/pkg/apiv1"
 	"kcore.dev/kcore/pkg/controller"
+	"kcore.dev/kcore/pkg/orchestrator"
 	"kcore.dev/kcore/pkg/server"
 	"kcore.dev/kcore/pkg/version"
 )
@@ -97,6 +98,7 @@ func NewController(s Streams) *cobra.Command {
 	f.StringVar(&cfg.PKIDir, "pki-dir", "", "directory with ca.crt, ca.key, server.crt, server.key from 'kctl controller init' (required)")
 	f.StringVar(&cfg.EncryptionKeyFile, "encryption-key", "", "32-byte secrets key file (default: PKI_DIR/encryption.key)")
 	f.DurationVar(&cfg.HealthInterval, "health-interval", 30*time.Second, "how often the leader re-checks every cluster's health (etcd quorum, API /readyz, heartbeats)")
+	f.DurationVar(&cfg.AddonGrace, "addon-grace", orchestrator.DefaultAddonGrace, "how long a ready cluster's add-ons (CoreDNS, the local-path provisioner) may stay unavailable before it turns degraded; becoming ready does not wait for them")
 	f.DurationVar(&cfg.NodeCertValidity, "node-cert-validity", apiv1.DefaultNodeCertValidity, "how long node certificates are valid (10m to 2160h); agents renew theirs at two thirds of it")
 	f.StringVar((*string)(&cfg.RenderOptions.Profile), "render-profile", "", "kubelet settings profile of every rendered node: empty (production) or lab (cgroup v1, no QoS cgroups; see docs/lab.md)")
 	f.StringVar(&cfg.RenderOptions.KubernetesVersion, "kubernetes-version", "", "Kubernetes release new clusters run, e.g. v1.37.2 (recorded in each cluster at creation; agents with --releases-dir run it from DIR/v1.37.2/); a ClusterUpdate moves it later")

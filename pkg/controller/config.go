@@ -61,6 +61,10 @@ type Config struct {
 	// HealthInterval is how often the orchestrator re-checks every
 	// cluster's health; default 30s.
 	HealthInterval time.Duration
+	// AddonGrace is how long a ready cluster's add-ons may stay
+	// unavailable before it turns degraded (orchestrator.Config.AddonGrace);
+	// default 5m.
+	AddonGrace time.Duration
 	// RenderOptions are the orchestrator's render options (e.g. the lab
 	// profile).
 	RenderOptions render.Options

@@ -257,6 +257,7 @@ func (c *Controller) orchestrate() {
 		Keyring:        c.keyring,
 		Now:            c.cfg.Now,
 		HealthInterval: c.cfg.HealthInterval,
+		AddonGrace:     c.cfg.AddonGrace,
 		RenderOptions:  c.cfg.RenderOptions,
 		LastSeen:       c.srv.LastSeen,
 		Logger:         c.log,

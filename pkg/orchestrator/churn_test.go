@@ -55,7 +55,7 @@ func TestPhaseOfACrashedUnit(t *testing.T) {
 			if ob.allApplied {
 				t.Errorf("a failed item counts as applied")
 			}
-			if got := nextPhase(tc.cur, healthy, ob, false, false); got != tc.want {
+			if got := nextPhase(tc.cur, healthy, ob, false, false, false); got != tc.want {
 				t.Errorf("nextPhase(%q) = %q, want %q (failed %q, churn %q)", tc.cur, got, tc.want, ob.failed, ob.churn)
 			}
 			cond := appliedCondition(ob)

@@ -61,6 +61,12 @@ type Config struct {
 	// StepTimeout is how long a ClusterUpdate step may take to pass its
 	// health gates before it fails and the rollout pauses (default 10m).
 	StepTimeout time.Duration
+	// AddonGrace is how long the add-ons (CoreDNS, the local-path
+	// provisioner) may stay unavailable, counted from the cluster's
+	// bootstrap and from their last change to unavailable, before a ready
+	// cluster turns degraded (default 5m). Becoming ready does not wait for
+	// them.
+	AddonGrace time.Duration
 	// SpecKubeletBatch is how many nodes whose spec change restarts only
 	// their kubelet get their new state in one step (default 2).
 	SpecKubeletBatch int
@@ -107,6 +113,9 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.StepTimeout <= 0 {
 		c.StepTimeout = DefaultStepTimeout
+	}
+	if c.AddonGrace <= 0 {
+		c.AddonGrace = DefaultAddonGrace
 	}
 	if c.SpecKubeletBatch <= 0 {
 		c.SpecKubeletBatch = DefaultSpecKubeletBatch

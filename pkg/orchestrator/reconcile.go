@@ -134,6 +134,7 @@ func (o *Orchestrator) reconcile(ctx context.Context, name string, checkHealth b
 		for _, hc := range healthConditions(h) {
 			status.Conditions = setCondition(status.Conditions, hc, now)
 		}
+		status.Conditions = o.addonsCondition(ctx, kube, &c, rendered, h.API.OK, status.Conditions, now)
 		status.LastHealthCheck = now.UTC().Format(time.RFC3339)
 	case !ob.allApplied && !isTrue(status.Conditions, CondBootstrapped):
 		for _, typ := range []string{CondEtcdHealthy, CondAPIReady} {
@@ -142,7 +143,8 @@ func (o *Orchestrator) reconcile(ctx context.Context, name string, checkHealth b
 			}, now)
 		}
 	}
-	status.Phase = nextPhase(status.Phase, status.Conditions, ob, published || leaving, mem.pending || leaving)
+	addonsDown := addonsOverdue(status.Conditions, now, o.cfg.AddonGrace)
+	status.Phase = nextPhase(status.Phase, status.Conditions, ob, published || leaving, mem.pending || leaving, addonsDown)
 	if status.Phase == api.PhaseReady {
 		status.Conditions = setCondition(status.Conditions, api.Condition{
 			Type: CondBootstrapped, Status: StatusTrue, Reason: "Ready", Message: "the cluster was ready once",

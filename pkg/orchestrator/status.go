@@ -204,8 +204,10 @@ func transitional(phase string) bool {
 // what the conditions say; waiting (an etcd membership step or a node still
 // leaving) keeps a transitional phase. A failed item degrades any phase; a
 // unit crashed and being restarted (ob.churn) degrades phase ready but is
-// only not applied yet in a transitional phase.
-func nextPhase(cur string, conds []api.Condition, ob observation, published, waiting bool) string {
+// only not applied yet in a transitional phase. Add-ons unavailable beyond
+// their grace (addonsDown, see addonsOverdue) degrade phase ready and keep
+// a cluster degraded; a transitional phase does not wait for them.
+func nextPhase(cur string, conds []api.Condition, ob observation, published, waiting, addonsDown bool) string {
 	phase := cur
 	if phase == "" {
 		phase = api.PhaseBootstrapping
@@ -231,9 +233,9 @@ func nextPhase(cur string, conds []api.Condition, ob observation, published, wai
 			return api.PhaseReady
 		}
 		return phase
-	case phase == api.PhaseReady && (!healthy || len(ob.churn) > 0):
+	case phase == api.PhaseReady && (!healthy || len(ob.churn) > 0 || addonsDown):
 		return api.PhaseDegraded
-	case phase == api.PhaseDegraded && ob.allApplied && healthy:
+	case phase == api.PhaseDegraded && ob.allApplied && healthy && !addonsDown:
 		return api.PhaseReady
 	}
 	return phase
