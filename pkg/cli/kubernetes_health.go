@@ -10,14 +10,17 @@ import (
 	"kcore.dev/kcore/pkg/api"
 	"kcore.dev/kcore/pkg/apiv1"
 	"kcore.dev/kcore/pkg/client"
+	"kcore.dev/kcore/pkg/orchestrator"
 )
 
 // healthReport is what `kctl kubernetes health` shows, and its -o json/yaml.
 type healthReport struct {
-	Cluster         string        `json:"cluster"`
-	Phase           string        `json:"phase"`
-	LastHealthCheck string        `json:"lastHealthCheck,omitempty"`
-	Checks          []healthCheck `json:"checks"`
+	Cluster         string `json:"cluster"`
+	Phase           string `json:"phase"`
+	LastHealthCheck string `json:"lastHealthCheck,omitempty"`
+	// Addons is the cluster's Addons condition, nil before its first check.
+	Addons *healthCheck  `json:"addons,omitempty"`
+	Checks []healthCheck `json:"checks"`
 }
 
 // healthCheck is one row: a cluster condition, a member's readiness or an
@@ -38,9 +41,12 @@ func newKubernetesHealthCmd(s Streams) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "health NAME",
 		Short: "Show what is wrong with a cluster, if anything; exit 0 only when ready",
-		Long: `Print the cluster's phase, a count of its checks, and every check that is not
-ok: the cluster conditions, each member's readiness, and every item (file,
-unit, volume, task) each node agent last reported with its state and message.
+		Long: `Print the cluster's phase, whether its add-ons (CoreDNS and, when enabled,
+the local-path provisioner) are available and if not what blocks them (the
+pod, the node, an image that cannot be pulled, a crash loop, a sandbox or
+scheduling error), a count of its checks, and every check that is not ok:
+the cluster conditions, each member's readiness, and every item (file, unit,
+volume, task) each node agent last reported with its state and message.
 -v prints every check, ok or not; -o json or yaml prints them all with an
 "ok" field. Exits 0 only when the cluster's phase is ready, 1 otherwise, so
 scripts can gate on it.`,
@@ -92,8 +98,12 @@ func collectHealth(cmd *cobra.Command, c *client.Client, name string) (healthRep
 	}
 	rep := healthReport{Cluster: kc.Metadata.Name, Phase: orUnknown(kc.Status.Phase), LastHealthCheck: kc.Status.LastHealthCheck, Checks: []healthCheck{}}
 	for _, cond := range kc.Status.Conditions {
-		rep.Checks = append(rep.Checks, healthCheck{Node: "-", Component: "cluster", Check: cond.Type, State: cond.Status,
-			OK: cond.Status == "True", Last: cond.Since, Message: strings.TrimSpace(cond.Reason + " " + cond.Message)})
+		ch := healthCheck{Node: "-", Component: "cluster", Check: cond.Type, State: cond.Status,
+			OK: cond.Status == "True", Last: cond.Since, Message: strings.TrimSpace(cond.Reason + " " + cond.Message)}
+		rep.Checks = append(rep.Checks, ch)
+		if cond.Type == orchestrator.CondAddons {
+			rep.Addons = &ch
+		}
 	}
 	for _, n := range kc.Status.Nodes {
 		state := "not-ready"
@@ -134,6 +144,9 @@ func printHealth(s Streams, rep healthReport, verbose bool) error {
 		rep.Cluster, rep.Phase, orDash(rep.LastHealthCheck), len(rep.Checks), len(rep.Checks)-bad, bad); err != nil {
 		return err
 	}
+	if err := printAddons(s, rep.Addons); err != nil {
+		return err
+	}
 	if bad == 0 && !verbose {
 		return nil
 	}
@@ -153,6 +166,23 @@ func printHealth(s Streams, rep healthReport, verbose bool) error {
 		}
 	}
 	return tw.Flush()
+}
+
+// printAddons prints the add-ons line of the summary: available, or what
+// blocks them and since when.
+func printAddons(s Streams, ch *healthCheck) error {
+	var err error
+	switch {
+	case ch == nil:
+		_, err = fmt.Fprintln(s.Out, "add-ons: not checked yet")
+	case ch.OK:
+		_, err = fmt.Fprintf(s.Out, "add-ons: available (%s)\n", ch.Message)
+	case ch.State == orchestrator.StatusFalse:
+		_, err = fmt.Fprintf(s.Out, "add-ons: not available since %s: %s\n", orDash(ch.Last), ch.Message)
+	default:
+		_, err = fmt.Fprintf(s.Out, "add-ons: %s since %s: %s\n", strings.ToLower(ch.State), orDash(ch.Last), ch.Message)
+	}
+	return err
 }
 
 func orDash(s string) string {
