@@ -67,6 +67,22 @@ const (
 	ConditionPurgeVolumes = "PurgeVolumes"
 )
 
+// ConditionBootstrapped is the cluster condition the orchestrator turns
+// True the first time the cluster is ready (every member applied its state,
+// the add-ons' oneshots included) and never turns back.
+const ConditionBootstrapped = "Bootstrapped"
+
+// Bootstrapped reports whether the cluster was ready once
+// (ConditionBootstrapped is True): what a create installs is installed.
+func (s ClusterStatus) Bootstrapped() bool {
+	for _, c := range s.Conditions {
+		if c.Type == ConditionBootstrapped {
+			return c.Status == "True"
+		}
+	}
+	return false
+}
+
 // Condition is one observation about an object, as in Kubernetes.
 type Condition struct {
 	// Type names the check, e.g. EtcdQuorum or APIReady.

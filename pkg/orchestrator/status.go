@@ -19,7 +19,7 @@ const (
 	CondEtcdMembership    = "EtcdMembership"
 	// CondBootstrapped turns True the first time the cluster is ready and
 	// stays: etcd then exists, so new control planes join it.
-	CondBootstrapped = "Bootstrapped"
+	CondBootstrapped = api.ConditionBootstrapped
 )
 
 // Condition statuses.

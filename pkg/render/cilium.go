@@ -48,6 +48,15 @@ func (r *renderer) ifaces() []string {
 	return out
 }
 
+// The cilium-cli commands the Cilium oneshot runs.
+const (
+	// CiliumInstall installs Cilium on a cluster that was never ready.
+	CiliumInstall = "install"
+	// CiliumUpgrade changes the settings of the Cilium a ready cluster
+	// runs: cilium install fails on a release that is already installed.
+	CiliumUpgrade = "upgrade"
+)
+
 // CiliumInstallArgs is the `cilium install` argv for a cluster, with the
 // reference's --set flags derived from its spec.
 func CiliumInstallArgs(c *api.KubernetesCluster) ([]string, error) {
@@ -55,10 +64,39 @@ func CiliumInstallArgs(c *api.KubernetesCluster) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	return r.ciliumArgs(), nil
+	return r.ciliumArgs(CiliumInstall), nil
 }
 
-func (r *renderer) ciliumArgs() []string {
+// ciliumCommand is CiliumInstall until the cluster was ready once (its
+// status says Bootstrapped: the create's cilium install succeeded, since
+// ready needs every oneshot done), CiliumUpgrade after. The plan renders
+// both sides of an update with the stored status, as the orchestrator does,
+// so a planned Cilium change and the unit the node runs name one command.
+func (r *renderer) ciliumCommand() string {
+	if r.c.Status.Bootstrapped() {
+		return CiliumUpgrade
+	}
+	return CiliumInstall
+}
+
+// ciliumArgs is the argv of `cilium install` or `cilium upgrade` with the
+// settings as --set flags. An upgrade resets the release's values first
+// (--reset-values), so a setting the spec no longer asks for goes back to
+// the chart's default instead of lingering, and rolls the agents
+// (rollOutCiliumPods), which read their configuration only at start.
+func (r *renderer) ciliumArgs(command string) []string {
+	argv := []string{"cilium", command, "--namespace", "kube-system"}
+	if command == CiliumUpgrade {
+		argv = append(argv, "--reset-values", "--set", "rollOutCiliumPods=true")
+	}
+	for _, s := range r.ciliumSettings() {
+		argv = append(argv, "--set", s)
+	}
+	return argv
+}
+
+// ciliumSettings are the reference's --set values derived from the spec.
+func (r *renderer) ciliumSettings() []string {
 	cs := r.c.Spec.Cilium
 	set := []string{"ipam.mode=kubernetes", "kubeProxyReplacement=true", "bpf.masquerade=true"}
 	if cs.Mode == "tunnel" {
@@ -84,30 +122,31 @@ func (r *renderer) ciliumArgs() []string {
 	for i, iface := range r.ifaces() {
 		set = append(set, fmt.Sprintf("devices[%d]=%s", i, iface))
 	}
-	argv := []string{"cilium", "install", "--namespace", "kube-system"}
-	for _, s := range set {
-		argv = append(argv, "--set", s)
-	}
-	return argv
+	return set
 }
 
 // ciliumInstall renders, on the bootstrap control plane only, the oneshot
-// that installs Cilium and, when pools are set, the L2 pool and policy and
-// the task that applies them. cilium install is not idempotent (a second run
-// finds the release installed and fails), so it runs on one node, and its
-// input hash covers only its argv and environment: renewing the admin
-// credentials must not reinstall Cilium, while a changed flag (VIP, MTU,
-// pools) re-runs it.
+// that installs Cilium (or upgrades it, see ciliumCommand) and, when pools
+// are set, the L2 pool and policy and the task that applies them. cilium
+// install is not idempotent (a second run finds the release installed and
+// fails), so it runs on one node, and its input hash covers only the
+// settings and environment: renewing the admin credentials must not re-run
+// it, nor must the switch from install to upgrade once the cluster is
+// ready, while a changed setting (VIP, MTU, pools) re-runs it.
 func (r *renderer) ciliumInstall(b *builder) error {
-	b.unit(api.Unit{
-		Name:    r.l.UnitCilium,
-		Reason:  "`cilium install` once the API is ready",
-		Argv:    r.ciliumArgs(),
-		Env:     map[string]string{"KUBECONFIG": r.l.AdminKubeconfig},
-		After:   []string{r.l.UnitAPIServer},
-		Restart: api.RestartOnFailure,
-		Oneshot: true,
-	}, nil)
+	command := r.ciliumCommand()
+	b.units = append(b.units, pendingUnit{
+		unit: api.Unit{
+			Name:    r.l.UnitCilium,
+			Reason:  "`cilium " + command + "` once the API is ready",
+			Argv:    r.ciliumArgs(command),
+			Env:     map[string]string{"KUBECONFIG": r.l.AdminKubeconfig},
+			After:   []string{r.l.UnitAPIServer},
+			Restart: api.RestartOnFailure,
+			Oneshot: true,
+		},
+		hashArgv: r.ciliumArgs(CiliumInstall),
+	})
 	pools := r.c.Spec.Cilium.LoadBalancerIPPools
 	if len(pools) == 0 {
 		return nil

@@ -192,3 +192,50 @@ spec:
 		}
 	})
 }
+
+// bootstrapped is c's status once the cluster was ready.
+func bootstrapped(c *api.KubernetesCluster) *api.KubernetesCluster {
+	c.Status.Phase = api.PhaseReady
+	c.Status.Conditions = []api.Condition{{Type: api.ConditionBootstrapped, Status: "True"}}
+	return c
+}
+
+// TestCiliumUpgradesAReadyCluster: a cluster that was ready once runs
+// `cilium upgrade` (install fails on an installed release) with the same
+// settings, and the switch from install to upgrade alone does not re-run
+// the unit; a settings change on it re-runs it as an upgrade.
+func TestCiliumUpgradesAReadyCluster(t *testing.T) {
+	render := func(c *api.KubernetesCluster) *api.Unit {
+		t.Helper()
+		states, err := Render(c, fakeSecrets(c), testFacts(), Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		u := unitByName(states["node-105"], UnitCilium)
+		if u == nil {
+			t.Fatal("no cilium unit on the bootstrap control plane")
+		}
+		return u
+	}
+	created := render(loadCluster(t, "lab"))
+	if !slices.Equal(created.Argv[:2], []string{"cilium", "install"}) || !strings.Contains(created.Reason, "`cilium install`") {
+		t.Fatalf("a new cluster runs %q (%s), want cilium install", created.Argv, created.Reason)
+	}
+	ready := render(bootstrapped(loadCluster(t, "lab")))
+	want := append([]string{"cilium", "upgrade", "--namespace", "kube-system", "--reset-values", "--set", "rollOutCiliumPods=true"}, referenceCiliumArgs()[4:]...)
+	if !slices.Equal(ready.Argv, want) {
+		t.Fatalf("a ready cluster runs\n %q\nwant %q", ready.Argv, want)
+	}
+	if !strings.Contains(ready.Reason, "`cilium upgrade`") {
+		t.Errorf("reason %q does not say cilium upgrade", ready.Reason)
+	}
+	if ready.InputHash != created.InputHash {
+		t.Error("the cluster becoming ready changes the cilium unit's input hash: it would run again with no change")
+	}
+	mtu := bootstrapped(loadCluster(t, "lab"))
+	mtu.Spec.Cilium.MTU = 9000
+	changed := render(mtu)
+	if changed.InputHash == ready.InputHash || changed.Argv[1] != CiliumUpgrade || !slices.Contains(changed.Argv, "mtu=9000") {
+		t.Errorf("an MTU change on a ready cluster: argv %q, hash changed %t; want cilium upgrade with mtu=9000, re-run", changed.Argv, changed.InputHash != ready.InputHash)
+	}
+}
