@@ -47,6 +47,27 @@ func (b *builder) renderFor(c *api.KubernetesCluster, status api.ClusterStatus, 
 type plannedChange struct {
 	NodeChange
 	controlPlane bool
+	// taint is the control-plane taint the Node object gains ("added") or
+	// loses ("removed") on a node that stays: kubelet's taint flag applies
+	// only when it first registers, so the orchestrator patches the Node.
+	taint string
+}
+
+// controlPlaneTaint is the taint kubelet registers a control plane with
+// unless scheduleOnControlPlane.
+const controlPlaneTaint = "node-role.kubernetes.io/control-plane:NoSchedule"
+
+// tainted reports whether ns's kubelet registers with controlPlaneTaint.
+func tainted(ns *api.NodeState) bool {
+	if ns == nil {
+		return false
+	}
+	for _, u := range ns.Units {
+		if u.Name == render.UnitKubelet {
+			return slices.Contains(u.Argv, "--register-with-taints="+controlPlaneTaint)
+		}
+	}
+	return false
 }
 
 // diffRenders compares the stored render with the desired one node by
@@ -91,7 +112,16 @@ func diffRenders(old, cur *api.KubernetesCluster, oldStates, curStates map[strin
 		if nc.Node == "" {
 			nc.Node = id
 		}
-		out = append(out, plannedChange{NodeChange: nc, controlPlane: isCP[id]})
+		pc := plannedChange{NodeChange: nc, controlPlane: isCP[id]}
+		if oldStates[id] != nil && curStates[id] != nil {
+			switch was, is := tainted(oldStates[id]), tainted(curStates[id]); {
+			case is && !was:
+				pc.taint = "added"
+			case was && !is:
+				pc.taint = "removed"
+			}
+		}
+		out = append(out, pc)
 	}
 	return out
 }

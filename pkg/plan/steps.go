@@ -105,6 +105,9 @@ func (b *builder) stepsFromDiff(s *stepper, mode int, l render.Layout, changes [
 			if g.component == ComponentContainerd && disruption == DisruptionNone && onlyFiles(g) {
 				detail = "containerd reads " + render.ContainerdCertsDir + " on each pull: the new registry hosts apply without a restart"
 			}
+			if g.component == ComponentKubelet && pc.taint != "" {
+				detail = fmt.Sprintf("Node %s: taint %s %s by the orchestrator through the API (kubelet applies its taint flag only when it first registers)", id, controlPlaneTaint, pc.taint)
+			}
 			if isAddon(g.component) && pc.Membership != MembershipLeave {
 				saved := s.steps
 				s.steps = nil
