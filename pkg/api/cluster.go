@@ -212,6 +212,10 @@ type ClusterStatus struct {
 	// another cluster: a cluster in a slot above 0 runs its control plane
 	// there without a kubelet (a machine is a node of one cluster only).
 	Shared []string `json:"shared,omitempty" yaml:"shared,omitempty"`
+	// APIEndpoint is the API endpoint (host:port) the cluster last answered
+	// /readyz through. A spec whose apiServerEndpoint differs from it moves
+	// the endpoint, which reaches every member at once instead of rolling.
+	APIEndpoint string `json:"apiEndpoint,omitempty" yaml:"apiEndpoint,omitempty"`
 }
 
 // SpecRollout is a spec change whose new NodeStates restart control-plane

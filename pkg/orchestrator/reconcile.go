@@ -130,7 +130,7 @@ func (o *Orchestrator) reconcile(ctx context.Context, name string, checkHealth b
 	switch {
 	case ob.allApplied && (checkHealth || transitional(status.Phase) || stale),
 		checkHealth && isTrue(status.Conditions, CondBootstrapped):
-		h := o.cfg.Checker.Check(ctx, &c, sec)
+		h := o.checkHealth(ctx, &c, sec, &status)
 		for _, hc := range healthConditions(h) {
 			status.Conditions = setCondition(status.Conditions, hc, now)
 		}

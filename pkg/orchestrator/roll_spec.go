@@ -26,8 +26,13 @@ const DefaultSpecKubeletBatch = 2
 // node among them), is published at once. Nodes go in spec order,
 // control planes first, as the plan lists them. Which units restart comes
 // from the per-unit input hashes of the published and the new state. nil
-// means no step is needed.
+// means no step is needed, and so does a move of the API endpoint
+// (movesEndpoint), which reaches every member at once.
 func planSpecRollout(c *api.KubernetesCluster, states map[string]*storedState, rendered map[string]*api.NodeState, batch int) *api.SpecRollout {
+	if movesEndpoint(c) {
+		// Every member gets its new state at once: the VIP moves in one go.
+		return nil
+	}
 	var steps []api.UpdateStep
 	var kubelets []string
 	l := render.ClusterLayout(c)
