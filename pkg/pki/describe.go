@@ -1,6 +1,7 @@
 package pki
 
 import (
+	"crypto/sha256"
 	"fmt"
 	"slices"
 	"strings"
@@ -114,9 +115,13 @@ func Placeholder(c *api.KubernetesCluster) (*ClusterSecrets, error) {
 			continue
 		}
 		d := describe(r)
+		cert := fmt.Sprintf("%s%s certificate\nissuer: CN=%s\nsubject: %s\nsans: %s\n", placeholderMarker, d.Name, d.Issuer, d.Subject(), d.SANs())
+		// Issue makes a new key with every certificate, so the key's
+		// placeholder changes whenever the certificate's does.
+		sum := sha256.Sum256([]byte(cert))
 		*r.slot(s) = KeyPair{
-			CertPEM: []byte(fmt.Sprintf("%s%s certificate\nissuer: CN=%s\nsubject: %s\nsans: %s\n", placeholderMarker, d.Name, d.Issuer, d.Subject(), d.SANs())),
-			KeyPEM:  []byte(placeholderMarker + d.Name + " private key, generated at apply\n"),
+			CertPEM: []byte(cert),
+			KeyPEM:  []byte(fmt.Sprintf("%s%s private key, generated at apply with certificate %x\n", placeholderMarker, d.Name, sum[:8])),
 		}
 	}
 	return s, nil
