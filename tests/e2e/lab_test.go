@@ -12,11 +12,14 @@ import (
 
 // TestLab brings the lab up as make lab does and runs, in order, on that one
 // cluster: (1) create → ready, (2) keepalived killed on the VIP holder,
-// (3) kube-apiserver killed on the VIP holder, an extraArgs change rolled
-// one control plane at a time, (6) delete. Each node's raw disk volume is
-// checked mounted after (1) and kept with its data after the delete.
+// (3) kube-apiserver killed on the VIP holder, a change of each field a
+// second apply updates (fields_scenarios_test.go), an extraArgs change
+// rolled one control plane at a time, (6) delete. Each node's raw disk
+// volume is checked mounted after (1) and kept with its data after the
+// delete. A fourth namespace registers without joining: the
+// scheduleOnControlPlane scenario makes it a worker for a while.
 func TestLab(t *testing.T) {
-	l := startLab(t, true)
+	l := startLab(t, true, "LAB_NODES=4")
 	steps := []struct {
 		name string
 		run  func(*testing.T, *lab)
@@ -25,6 +28,7 @@ func TestLab(t *testing.T) {
 		{"disk-volumes-mounted", testDiskVolumes},
 		{"keepalived-killed-on-vip-holder", testKeepalivedKilled},
 		{"apiserver-killed-on-vip-holder", testAPIServerKilled},
+		{"field-changes", testFieldChanges},
 		{"apiserver-extra-args-roll", testExtraArgsRoll},
 		{"delete", testDelete},
 		{"disk-volumes-kept-after-delete", testDiskVolumesKept},
