@@ -231,15 +231,12 @@ func testVIPInterfacePlan(t *testing.T, l *lab) {
 // storage-class-mismatch on its node and the cluster keeps running as it
 // was (pkg/volume's tests cover the filesystem path on a loop device).
 func testVolumesPlan(t *testing.T, l *lab) {
-	src := strings.TrimRight(l.labManifest(t), "\n") + `
-  localProvisioner:
-    enabled: true
-    volumes:
+	src := edit(t, l.labManifest(t), "    volumes:\n", `    volumes:
       - name: kdata
         nodeId: lab-n1
         storageClass: lvm
         sizeBytes: 1073741824
-`
+`)
 	p, text, _, err := l.planFor(t, src)
 	if !slices.ContainsFunc(p.Blocking, func(b planIssue) bool { return b.Code == "storage-class-mismatch" && b.Node == "lab-n1" }) {
 		t.Fatalf("plan of a volume on lab-n1: err %v, blocking %+v; want storage-class-mismatch on lab-n1\n%s", err, p.Blocking, text)
