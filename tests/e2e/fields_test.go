@@ -207,25 +207,29 @@ func (l *lab) applyField(t *testing.T, src string) (planDoc, time.Time) {
 	eventually(t, "cluster ready before the change", fieldReadyTimeout, l.healthy)
 	// The plan checks addresses against the nodes' facts, which the agents
 	// measure every 30 s: right after a VIP moved, a node may still be
-	// reported holding it.
+	// reported holding it. And a plan computed while the previous change's
+	// status is still being written is refused as stale: plan again.
 	var p planDoc
-	var text, saved string
-	planStart := time.Now()
-	eventually(t, "a plan without blocking issues", fieldFactsTimeout, func() error {
-		var err error
-		p, text, saved, err = l.planFor(t, src)
-		if err != nil || len(p.Blocking) > 0 {
-			return fmt.Errorf("plan: %v, blocking %+v\n%s", err, p.Blocking, text)
+	var before map[string]map[string]string
+	var start time.Time
+	eventually(t, "a plan without blocking issues, applied", fieldFactsTimeout+fieldApplyTimeout, func() error {
+		pp, text, saved, err := l.planFor(t, src)
+		if err != nil || len(pp.Blocking) > 0 {
+			return fmt.Errorf("plan: %v, blocking %+v\n%s", err, pp.Blocking, text)
 		}
+		p = pp
+		before = l.agentRecords(t)
+		start = time.Now()
+		out, err := l.kctl(fieldApplyTimeout+time.Minute, "kubernetes", "apply", saved, "--yes", "--wait", "--timeout", fieldApplyTimeout.String())
+		if err != nil && strings.Contains(out+err.Error(), "changed since this plan was computed") {
+			return fmt.Errorf("stale plan: %w", err)
+		}
+		if err != nil {
+			t.Fatalf("kctl kubernetes apply %s: %v\n%s\n%s", saved, err, out, l.healthOutput())
+		}
+		t.Logf("plan:\n%s", text)
 		return nil
 	})
-	t.Logf("plan (%s):\n%s", time.Since(planStart).Round(100*time.Millisecond), text)
-	before := l.agentRecords(t)
-	start := time.Now()
-	out, err := l.kctl(fieldApplyTimeout+time.Minute, "kubernetes", "apply", saved, "--yes", "--wait", "--timeout", fieldApplyTimeout.String())
-	if err != nil {
-		t.Fatalf("kctl kubernetes apply %s: %v\n%s\n%s", saved, err, out, l.healthOutput())
-	}
 	eventually(t, "cluster ready after the change", fieldReadyTimeout, l.healthy)
 	eventually(t, "/readyz through the API endpoint", 30*time.Second, l.readyz)
 	t.Logf("applied and ready in %s", time.Since(start).Round(100*time.Millisecond))
