@@ -21,7 +21,6 @@ const (
 	apiPort   = "6444"
 	bridge    = "kcore-lab0"
 	labScript = "scripts/lab.sh"
-	manifest  = "examples/lab/cluster.yaml"
 )
 
 // labNode is one node of the lab.
@@ -46,6 +45,12 @@ type lab struct {
 	k8sBin string
 	kBin   string
 	log    string
+}
+
+// manifestFile is the cluster manifest scripts/lab.sh applies: its copy of
+// examples/lab/cluster.yaml whose registry mirrors carry the lab's CA.
+func (l *lab) manifestFile() string {
+	return filepath.Join(l.dir, "cluster.yaml")
 }
 
 // gate skips the test unless KCORE_E2E=1, root and the built binaries.

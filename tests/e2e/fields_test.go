@@ -276,7 +276,7 @@ func mapKeys(m map[string][]string) []string {
 // labManifest is examples/lab/cluster.yaml, the cluster the lab runs.
 func (l *lab) labManifest(t *testing.T) string {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(l.repo, manifest))
+	data, err := os.ReadFile(l.manifestFile())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,7 +12,8 @@ import (
 
 // TestLab brings the lab up as make lab does and runs, in order, on that one
 // cluster: (1) create → ready, (2) keepalived killed on the VIP holder,
-// (3) kube-apiserver killed on the VIP holder, a change of each field a
+// (3) kube-apiserver killed on the VIP holder (after the workload checks of
+// workloads_test.go), a change of each field a
 // second apply updates (fields_scenarios_test.go), an extraArgs change
 // rolled one control plane at a time, (6) delete. Each node's raw disk
 // volume is checked mounted after (1) and kept with its data after the
@@ -26,6 +27,7 @@ func TestLab(t *testing.T) {
 	}{
 		{"create-ready", testCreateReady},
 		{"disk-volumes-mounted", testDiskVolumes},
+		{"workloads", testWorkloads},
 		{"keepalived-killed-on-vip-holder", testKeepalivedKilled},
 		{"apiserver-killed-on-vip-holder", testAPIServerKilled},
 		{"field-changes", testFieldChanges},

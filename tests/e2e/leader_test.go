@@ -20,7 +20,7 @@ func controllerPorts() []string { return []string{"7443", "7445", "7447"} }
 // cluster still reaches ready.
 func TestLeaderStoppedDuringBootstrap(t *testing.T) {
 	l := startLab(t, false)
-	if out, err := l.kctl(2*time.Minute, "kubernetes", "apply", "--yes", "-f", filepath.Join(l.repo, manifest)); err != nil {
+	if out, err := l.kctl(2*time.Minute, "kubernetes", "apply", "--yes", "-f", l.manifestFile()); err != nil {
 		t.Fatalf("kctl kubernetes apply: %v\n%s", err, out)
 	}
 	eventually(t, "a node to start its first unit", time.Minute, func() error {

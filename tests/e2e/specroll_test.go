@@ -31,7 +31,7 @@ const (
 // each, in the plan's order; every API server runs the new flag.
 func testExtraArgsRoll(t *testing.T, l *lab) {
 	const flag = "--event-ttl=2h"
-	data, err := os.ReadFile(filepath.Join(l.repo, manifest))
+	data, err := os.ReadFile(l.manifestFile())
 	if err != nil {
 		t.Fatal(err)
 	}
