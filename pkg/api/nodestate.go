@@ -81,6 +81,11 @@ type Unit struct {
 	// one, so that what it started in groups of their own (containerd's
 	// shims and their containers) outlives a restart.
 	KillMode string `json:"killMode,omitempty"`
+	// CRIEndpoint, when set, says the unit serves a CRI at this endpoint
+	// (unix:///<path>): before the agent removes the unit for good (no
+	// longer rendered, not restarted), it stops and removes every pod
+	// sandbox there, since the pods outlive the unit's own process.
+	CRIEndpoint string `json:"criEndpoint,omitempty"`
 	// HealthURL, when set, is probed to decide whether the unit is healthy (e.g. https://127.0.0.1:6443/readyz).
 	HealthURL string `json:"healthUrl,omitempty"`
 	// Version pins the release of the unit's binary, e.g. v1.37.2: the

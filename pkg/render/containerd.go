@@ -65,6 +65,8 @@ func (r *renderer) containerd(b *builder) error {
 		Restart: api.RestartAlways,
 		// Restarting containerd (a new config) must not end the pods.
 		KillMode: api.KillModeProcess,
+		// Removing containerd for good removes its pods first.
+		CRIEndpoint: r.opts.ContainerRuntimeEndpoint,
 	}, []string{ContainerdConfigPath})
 	return nil
 }

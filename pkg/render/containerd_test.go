@@ -24,6 +24,9 @@ func TestContainerdRendered(t *testing.T) {
 		if want := []string{"containerd", "--config", ContainerdConfigPath}; !slices.Equal(u.Argv, want) || u.Restart != api.RestartAlways || u.Version != "" || u.KillMode != api.KillModeProcess {
 			t.Errorf("%s: containerd unit %+v", m.NodeID, u)
 		}
+		if u.CRIEndpoint != DefaultContainerRuntimeEndpoint {
+			t.Errorf("%s: containerd unit serves CRI endpoint %q, want %q", m.NodeID, u.CRIEndpoint, DefaultContainerRuntimeEndpoint)
+		}
 		if !slices.Equal(u.Inputs, []string{ContainerdConfigPath}) {
 			t.Errorf("%s: containerd hash covers %v, want only its config", m.NodeID, u.Inputs)
 		}
@@ -58,6 +61,9 @@ func TestContainerdFollowsOptions(t *testing.T) {
 		}
 		if kc := fileByPath(ns, KubeletConfigPath).Content; !strings.Contains(kc, "containerRuntimeEndpoint: unix:///run/k/cri.sock") {
 			t.Errorf("%s: kubelet config:\n%s", id, kc)
+		}
+		if u := unitByName(ns, UnitContainerd); u.CRIEndpoint != "unix:///run/k/cri.sock" {
+			t.Errorf("%s: containerd unit CRI endpoint %q", id, u.CRIEndpoint)
 		}
 	}
 	c := loadCluster(t, "single")

@@ -125,6 +125,9 @@ func summary(ns *api.NodeState) string {
 		if u.KillMode != "" {
 			fmt.Fprintf(&w, "  killMode: %s\n", u.KillMode)
 		}
+		if u.CRIEndpoint != "" {
+			fmt.Fprintf(&w, "  criEndpoint: %s\n", u.CRIEndpoint)
+		}
 		keys := make([]string, 0, len(u.Env))
 		for k := range u.Env {
 			keys = append(keys, k)

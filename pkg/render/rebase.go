@@ -26,7 +26,7 @@ func HostDirs() []string {
 }
 
 // Rebase returns a copy of ns in which every path under HostDirs that appears
-// in a unit's or task's argv, a unit's environment, or a file's content is
+// in a unit's or task's argv, a unit's environment or CRI endpoint, or a file's content is
 // prefixed with root, so processes started by an agent running with --root
 // (labs, tests: several nodes on one machine) read and write that root's
 // files. File paths and volumes are left as they are: the agent resolves them
@@ -65,6 +65,7 @@ func Rebase(ns *api.NodeState, root string) *api.NodeState {
 	for i := range out.Units {
 		u := &out.Units[i]
 		u.Argv = moveAll(u.Argv)
+		u.CRIEndpoint = move(u.CRIEndpoint)
 		if u.Env != nil {
 			env := make(map[string]string, len(u.Env))
 			for k, v := range u.Env {

@@ -40,6 +40,9 @@ func TestRebase(t *testing.T) {
 			t.Errorf("kubelet config lacks %q:\n%s", want, kubelet.Content)
 		}
 	}
+	if got := unitByName(moved, UnitContainerd).CRIEndpoint; got != "unix:///tmp/lab/n1/run/containerd/containerd.sock" {
+		t.Errorf("containerd's CRI endpoint not moved with its socket: %q", got)
+	}
 	if fileByPath(moved, KubeletConfigPath) == nil {
 		t.Error("file paths were moved; the agent resolves them itself")
 	}
