@@ -2,11 +2,17 @@
 package main
 
 import (
+	"context"
+	"log/slog"
 	"os"
 
 	"kcore.dev/kcore/pkg/cli"
+	"kcore.dev/kcore/pkg/cridrain"
 )
 
 func main() {
-	os.Exit(cli.Execute(cli.NewAgent(cli.Streams{In: os.Stdin, Out: os.Stdout, Err: os.Stderr}), os.Stderr))
+	drain := func(ctx context.Context, log *slog.Logger, endpoint string) error {
+		return cridrain.Drain(ctx, endpoint, cridrain.Options{Log: log})
+	}
+	os.Exit(cli.Execute(cli.NewAgent(cli.Streams{In: os.Stdin, Out: os.Stdout, Err: os.Stderr}, cli.WithPodDrain(drain)), os.Stderr))
 }

@@ -62,6 +62,12 @@ type Applier struct {
 	DependencyWait time.Duration
 	// Health probes a unit's HealthURL (nil: ProbeHealth).
 	Health func(ctx context.Context, url string) error
+	// DrainPods, when set, stops and removes every pod sandbox of the CRI
+	// at endpoint; the agent calls it before it stops for good (not
+	// restarts) a unit with a CRIEndpoint, whose pods outlive it. It must
+	// return in bounded time; its error is logged and reported, and the
+	// unit is removed anyway. Nil leaves the pods running.
+	DrainPods func(ctx context.Context, endpoint string) error
 	// Rebase, when set, rewrites each NodeState before it is applied; an
 	// agent whose root is not / uses render.Rebase so the processes it
 	// starts read and write that root's files.
@@ -331,12 +337,12 @@ func (a *Applier) teardown(ctx context.Context, wanted map[string]bool) error {
 			continue
 		}
 		cs := a.state.cluster(name)
-		for _, u := range sortedKeys(cs.Units) {
-			if err := a.Runtime.Stop(ctx, u); err != nil {
+		for _, u := range removeOrder(cs) {
+			// A failed drain is logged; the cluster is removed anyway.
+			_ = a.drainUnit(ctx, cs, u)
+			if err := a.removeUnit(ctx, cs, u); err != nil {
 				errs = append(errs, err)
-				continue
 			}
-			delete(cs.Units, u)
 		}
 		for _, p := range sortedKeys(cs.Files) {
 			if err := a.removeRecorded(p); err != nil {

@@ -190,16 +190,18 @@ func (a *Applier) startUnits(ctx context.Context, ns *api.NodeState, cs *Cluster
 		}
 		remaining = next
 	}
-	for _, name := range sortedKeys(cs.Units) {
+	for _, name := range removeOrder(cs) {
 		if want[name] {
 			continue
 		}
-		if err := a.Runtime.Stop(ctx, name); err != nil {
-			other = append(other, api.ItemStatus{Kind: KindUnit, Name: name, State: api.ItemFailed, Message: "stop: " + err.Error()})
+		if err := a.drainUnit(ctx, cs, name); err != nil {
+			other = append(other, api.ItemStatus{Kind: KindUnit, Name: name, State: api.ItemFailed, Message: err.Error()})
+		}
+		if err := a.removeUnit(ctx, cs, name); err != nil {
+			other = append(other, api.ItemStatus{Kind: KindUnit, Name: name, State: api.ItemFailed, Message: err.Error()})
 			continue
 		}
 		a.log().Info("stopped unit no longer rendered", "unit", name)
-		delete(cs.Units, name)
 	}
 	return runs, other, started
 }
@@ -210,6 +212,11 @@ func (a *Applier) ensureUnit(ctx context.Context, r *unitRun, cs *ClusterState, 
 	u := r.unit
 	changed, err := a.Runtime.Ensure(ctx, u)
 	cs.Units[u.Name] = u.InputHash
+	if u.CRIEndpoint != "" {
+		cs.CRI[u.Name] = u.CRIEndpoint
+	} else {
+		delete(cs.CRI, u.Name)
+	}
 	if err != nil {
 		r.item.State, r.item.Message = api.ItemFailed, err.Error()
 		a.log().Error("ensure unit", "unit", u.Name, "err", err)

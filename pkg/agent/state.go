@@ -31,6 +31,10 @@ type ClusterState struct {
 	Files map[string]FileRecord `json:"files,omitempty"`
 	// Units maps each unit kcore ensured to its InputHash.
 	Units map[string]string `json:"units,omitempty"`
+	// CRI maps each unit kcore ensured that serves a CRI to its endpoint,
+	// so its pods are drained before it is removed, when the NodeState
+	// that rendered it is gone.
+	CRI map[string]string `json:"cri,omitempty"`
 	// Tasks maps each task to the InputHash of its last successful run.
 	Tasks map[string]string `json:"tasks,omitempty"`
 	// Volumes maps each volume ensured to its size.
@@ -63,6 +67,9 @@ func (s *State) cluster(name string) *ClusterState {
 	}
 	if cs.Tasks == nil {
 		cs.Tasks = map[string]string{}
+	}
+	if cs.CRI == nil {
+		cs.CRI = map[string]string{}
 	}
 	if cs.Volumes == nil {
 		cs.Volumes = map[string]int64{}

@@ -52,11 +52,16 @@ type agentFlags struct {
 	labels      []string
 	arp         []string
 	logLevel    string
+	// drainPods is not a flag: the binary's CRI client (WithPodDrain).
+	drainPods PodDrainer
 }
 
 // NewAgent returns kcore-node-agent's root command.
-func NewAgent(s Streams) *cobra.Command {
+func NewAgent(s Streams, opts ...AgentOption) *cobra.Command {
 	var fl agentFlags
+	for _, o := range opts {
+		o(&fl)
+	}
 	root := &cobra.Command{
 		Use:   "kcore-node-agent --controller ADDR --node-id ID [--join-token T --ca-file FILE]",
 		Short: "kcore's node agent: applies what the controller rendered for this node",
@@ -187,6 +192,10 @@ func (fl *agentFlags) build(log *slog.Logger) (*node, error) {
 		Resolve: func(p string) (string, error) { return agent.MountPoint(root, p) },
 	}
 	n.applier = &agent.Applier{Root: root, Runtime: n.runtime, Volumes: vols, Runner: runner, BinDir: fl.binDir, Log: log.With("component", "apply")}
+	if fl.drainPods != nil {
+		dlog := log.With("component", "cri-drain")
+		n.applier.DrainPods = func(ctx context.Context, endpoint string) error { return fl.drainPods(ctx, dlog, endpoint) }
+	}
 	if root != "/" {
 		n.applier.Rebase = func(ns *api.NodeState) *api.NodeState { return render.Rebase(ns, root) }
 	}
