@@ -66,6 +66,16 @@ func TestContainerdFollowsOptions(t *testing.T) {
 			t.Errorf("%s: containerd unit CRI endpoint %q", id, u.CRIEndpoint)
 		}
 	}
+	// Only the lab profile restricts pods' oom_score_adj: production hosts
+	// have CAP_SYS_RESOURCE and keep containerd's default.
+	for profile, want := range map[Profile]bool{ProfileLab: true, ProfileDefault: false} {
+		_, states := renderCase(t, "single", Options{Profile: profile})
+		for id, ns := range states {
+			if got := strings.Contains(fileByPath(ns, ContainerdConfigPath).Content, "restrict_oom_score_adj = true"); got != want {
+				t.Errorf("profile %q, %s: restrict_oom_score_adj %t, want %t", profile, id, got, want)
+			}
+		}
+	}
 	c := loadCluster(t, "single")
 	if _, err := Render(c, fakeSecrets(c), testFacts(), Options{ContainerRuntimeEndpoint: "tcp://10.0.0.1:1"}); !errors.Is(err, ErrInvalid) {
 		t.Errorf("a non-unix runtime endpoint rendered: %v", err)

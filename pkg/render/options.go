@@ -9,7 +9,9 @@ type Profile string
 // for nested labs and containers: failCgroupV1 false (cgroup v1 hosts keep
 // working), cgroupsPerQOS false and enforceNodeAllocatable [] (no QoS cgroup
 // hierarchy, which unprivileged or nested hosts cannot create), failSwapOn
-// false. It is never the default.
+// false; and containerd with restrict_oom_score_adj (a host without
+// CAP_SYS_RESOURCE cannot lower a pod's oom_score_adj, so runc would fail to
+// start every pod). It is never the default.
 const (
 	ProfileDefault Profile = ""
 	ProfileLab     Profile = "lab"
