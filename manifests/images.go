@@ -19,5 +19,5 @@ const (
 	BusyboxImage = "docker.io/library/busybox:1.35.0"
 	// EchoImage is the lab's test workload, an HTTP server answering with
 	// its hostname (tests/images/echo); no rendered manifest uses it.
-	EchoImage = "docker.io/kcore/echo:v1"
+	EchoImage = "docker.io/kcore/echo:v2"
 )

@@ -73,11 +73,11 @@ spec:
 	var clients []string
 	for i, n := range nodes {
 		next := nodes[(i+1)%len(nodes)]
-		script := fmt.Sprintf("wget -q -T 5 -O - http://%s:8080/ | grep -q 'hostname: echo-%s' && "+
-			"wget -q -T 5 -O - http://echo.%s.svc.cluster.local/ | grep -q hostname && "+
-			"nslookup kubernetes.default.svc.cluster.local", ips[next.id], next.id, workloadNS)
 		clients = append(clients, "client-"+n.id)
-		l.kubectlApply(t, oneShotPod("client-"+n.id, n.id, script, ""))
+		l.kubectlApply(t, echoClientPod("client-"+n.id, n.id,
+			fmt.Sprintf("http://%s:8080/=hostname: echo-%s", ips[next.id], next.id),
+			fmt.Sprintf("http://echo.%s.svc.cluster.local/=hostname: echo-", workloadNS),
+			"kubernetes.default.svc.cluster.local"))
 	}
 	for _, c := range clients {
 		l.waitSucceeded(t, c)
@@ -121,6 +121,23 @@ spec:
     ports: [{containerPort: 8080}]
     readinessProbe: {httpGet: {path: /healthz, port: 8080}, periodSeconds: 2}
 `, node, workloadNS, manifests.EchoImage)
+}
+
+// echoClientPod runs the echo binary once on node as a client: a GET of
+// each URL=SUBSTRING in order, then a lookup of name. (Debian's static
+// busybox cannot resolve names: glibc's NSS needs shared libraries.)
+func echoClientPod(name, node, get1, get2, lookup string) string {
+	return fmt.Sprintf(`apiVersion: v1
+kind: Pod
+metadata: {name: %s, namespace: %s}
+spec:
+  restartPolicy: Never
+  nodeSelector: {kubernetes.io/hostname: %s}
+  containers:
+  - name: run
+    image: %s
+    args: [-get, %q, -get, %q, -lookup, %q]
+`, name, workloadNS, node, manifests.EchoImage, get1, get2, lookup)
 }
 
 // oneShotPod runs script with busybox once on node; claim, when set, is

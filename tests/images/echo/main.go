@@ -2,9 +2,12 @@
 // pinned in manifests/images.go): an HTTP server that answers GET / with the
 // host name it runs on (a pod's name) and the address the request came from,
 // and GET /healthz with ok, so a probe, a Service and a curl can each tell
-// which pod answered.
+// which pod answered. As a client it checks what a pod can reach: GET a URL
+// and expect a substring, resolve a name (Go's own resolver: the image needs
+// no libc).
 //
 //	echo [-listen :8080]
+//	echo -get http://HOST:PORT/PATH=SUBSTRING ... -lookup NAME ...
 //	echo -version
 package main
 
@@ -24,7 +27,7 @@ import (
 )
 
 // version is what echo -version prints.
-const version = "kcore-echo v1"
+const version = "kcore-echo v2"
 
 // Server bounds.
 const (
@@ -45,12 +48,25 @@ func run(args []string, stdout io.Writer, log *slog.Logger) error {
 	fl := flag.NewFlagSet("echo", flag.ContinueOnError)
 	listen := fl.String("listen", ":8080", "address to serve HTTP on")
 	showVersion := fl.Bool("version", false, "print the version and exit")
+	var checks []check
+	fl.Func("get", "as a client: GET `URL=SUBSTRING` and expect SUBSTRING in the body (repeatable)", func(v string) error {
+		c, err := parseGet(v)
+		checks = append(checks, c)
+		return err
+	})
+	fl.Func("lookup", "as a client: resolve `NAME` (repeatable)", func(v string) error {
+		checks = append(checks, check{lookup: v})
+		return nil
+	})
 	if err := fl.Parse(args); err != nil {
 		return fmt.Errorf("parse flags: %w", err)
 	}
 	if *showVersion {
 		_, err := fmt.Fprintln(stdout, version)
 		return err
+	}
+	if len(checks) > 0 {
+		return runChecks(context.Background(), checks, stdout)
 	}
 	host, err := os.Hostname()
 	if err != nil {

@@ -47,3 +47,27 @@ func TestVersion(t *testing.T) {
 		t.Errorf("got %q", out.String())
 	}
 }
+
+// TestClientChecks runs the client against the server's handler on
+// loopback: a GET whose body holds the substring passes, one that does not,
+// a non-200 answer and a bad URL fail, and a lookup of localhost resolves.
+func TestClientChecks(t *testing.T) {
+	srv := httptest.NewServer(handler("echo-a"))
+	defer srv.Close()
+	var out bytes.Buffer
+	if err := run([]string{"-get", srv.URL + "/=hostname: echo-a", "-lookup", "localhost"}, &out, nil); err != nil {
+		t.Fatalf("checks failed: %v\n%s", err, out.String())
+	}
+	if !strings.Contains(out.String(), "hostname: echo-a") || !strings.Contains(out.String(), "lookup localhost:") {
+		t.Errorf("output %q", out.String())
+	}
+	for _, args := range [][]string{
+		{"-get", srv.URL + "/=hostname: echo-b"},
+		{"-get", srv.URL + "/missing"},
+		{"-get", "ftp://x/"},
+	} {
+		if err := run(args, io.Discard, nil); err == nil {
+			t.Errorf("%v passed", args)
+		}
+	}
+}
