@@ -69,6 +69,9 @@ func (c *Collector) log() *slog.Logger {
 func (c *Collector) Collect(ctx context.Context, p Probe) (api.NodeFacts, error) {
 	var f api.NodeFacts
 	var errs []error
+	if r := filepath.Clean(c.Root); c.Root != "" && r != "/" {
+		f.Root = r
+	}
 	if h, err := os.Hostname(); err == nil {
 		f.Hostname = h
 	} else {

@@ -57,7 +57,7 @@ func TestCollectFacts(t *testing.T) {
 	}
 	f.Hostname = ""
 	got, _ := json.Marshal(f)
-	want := `{"addresses":["192.168.40.105","fe80::1"],` +
+	want := `{"root":"` + root + `","addresses":["192.168.40.105","fe80::1"],` +
 		`"interfaces":[{"name":"enp6s0","mac":"aa:bb:cc:dd:ee:ff","up":true,"addresses":["192.168.40.105/24","fe80::1/64"]}],` +
 		`"storage":[{"class":"lvm","name":"vg_kcore","sizeBytes":2000,"freeBytes":1000}],` +
 		`"disks":[{"id":"ata-SAMSUNG_1","path":"/dev/sda","sizeBytes":512000,"partitionTable":"gpt","partitions":["sda1"],"holders":["dm-0"],"mountPoints":["/mnt/kcore/lab/my data"],"probed":true}],` +

@@ -19,6 +19,11 @@ type Node struct {
 type NodeFacts struct {
 	// Hostname of the machine.
 	Hostname string `json:"hostname,omitempty" yaml:"hostname,omitempty"`
+	// Root is the agent's --root when it is not /: a node of a lab or a test,
+	// several on one machine. Only the lab render profile reads it (the
+	// local-path provisioner's directories, which kubelet resolves on the
+	// machine itself, live under it).
+	Root string `json:"root,omitempty" yaml:"root,omitempty"`
 	// Addresses are every IP address on the machine, without prefix length.
 	Addresses []string `json:"addresses,omitempty" yaml:"addresses,omitempty"`
 	// Interfaces are the network interfaces.

@@ -119,6 +119,20 @@ func (r *renderer) storagePool(node string, v api.VolumeSpec) (string, error) {
 	return "", fmt.Errorf("render volume %s on %s: no volumeGroup and no %s backend reported: %w", v.Name, node, class, ErrNoStorageBackend)
 }
 
+// onMachine is where a node's path p is on its machine, as kubelet (and so a
+// hostPath volume) sees it: p itself, but under the agent's root in the lab
+// profile, where several nodes share one machine and each agent mounts its
+// volumes under its own root.
+func (r *renderer) onMachine(node, p string) string {
+	if r.opts.Profile != ProfileLab {
+		return p
+	}
+	if n := r.nodes[node]; n != nil && n.Facts.Root != "" {
+		return path.Join(n.Facts.Root, p)
+	}
+	return p
+}
+
 // provisioner renders, on the bootstrap control plane, the local-path
 // provisioner over every shared volume's mount path and the task that
 // applies it. Mode lvm has no provisioner.
@@ -138,7 +152,7 @@ func (r *renderer) provisioner(b *builder) error {
 			if mp == "" {
 				mp = api.DefaultMountPath(r.c.Metadata.Name, v.Name)
 			}
-			np.Paths = append(np.Paths, mp)
+			np.Paths = append(np.Paths, r.onMachine(n.NodeID, mp))
 		}
 		if len(np.Paths) > 0 {
 			paths = append(paths, np)

@@ -78,9 +78,11 @@ func testDiskVolumes(t *testing.T, l *lab) {
 		for _, np := range cfg.NodePathMap {
 			got[np.Node] = strings.Join(np.Paths, ",")
 		}
+		// Under each agent's root: kubelet resolves the provisioner's
+		// hostPath volumes on the machine the three nodes share.
 		for _, n := range labNodes() {
-			if got[n.id] != diskVolume {
-				return fmt.Errorf("nodePathMap %v: %s has %q, want %s", cfg.NodePathMap, n.id, got[n.id], diskVolume)
+			if want := filepath.Join(l.dir, n.name, diskVolume); got[n.id] != want {
+				return fmt.Errorf("nodePathMap %v: %s has %q, want %s", cfg.NodePathMap, n.id, got[n.id], want)
 			}
 		}
 		return nil
