@@ -202,11 +202,11 @@ func holdersOf(addr string) ([]string, error) {
 }
 
 // testVIPInterfacePlan: vipInterface is planned, not applied. Each lab
-// node has one link, eth0, on the bridge, and its agent reports only that
-// interface (lo is not reported), so there is no other interface a VIP
-// could move to: the plan refuses lo and a missing eth9 with
-// interface-missing on each control plane, naming the interface it has,
-// and nothing changes. pkg/plan's TestUpdateSteps covers the plan of a
+// node has one link on the lab bridge, eth0 (its agent also reports the
+// bridge CNI's kcore0 and pods' veths once pods run, and never lo), so there
+// is no other interface a VIP could move to: the plan refuses lo and a
+// missing eth9 with interface-missing on each control plane, naming the
+// interfaces it has, and nothing changes. pkg/plan's TestUpdateSteps covers the plan of a
 // vipInterface change to an interface the nodes have (keepalived.conf and
 // a keepalived restart, vip-move, on each control plane).
 func testVIPInterfacePlan(t *testing.T, l *lab) {
@@ -215,7 +215,7 @@ func testVIPInterfacePlan(t *testing.T, l *lab) {
 		p, text, _, _ := l.planFor(t, edit(t, base, "vipInterface: eth0", "vipInterface: "+iface))
 		var missing []string
 		for _, b := range p.Blocking {
-			if b.Code == "interface-missing" && strings.Contains(b.Message, "(it has eth0)") {
+			if b.Code == "interface-missing" && strings.Contains(b.Message, "(it has eth0") {
 				missing = append(missing, b.Node)
 			}
 		}
