@@ -8,6 +8,7 @@ import (
 
 	"kcore.dev/kcore/pkg/api"
 	"kcore.dev/kcore/pkg/apiv1"
+	"kcore.dev/kcore/pkg/leadership"
 	"kcore.dev/kcore/pkg/store"
 )
 
@@ -70,51 +71,7 @@ func New(cfg Config) *Runner {
 // RunOnLeader runs a fresh Runner each time leaderCh says this replica
 // leads, and stops it when it no longer does or ctx ends.
 func RunOnLeader(ctx context.Context, leaderCh <-chan bool, cfg Config) {
-	var running *running
-	defer func() { running.stop() }()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case leader, ok := <-leaderCh:
-			if !ok {
-				return
-			}
-			if !leader {
-				running.stop()
-				running = nil
-				continue
-			}
-			if running == nil {
-				running = start(ctx, New(cfg))
-			}
-		}
-	}
-}
-
-// running is a Runner started by RunOnLeader.
-type running struct {
-	cancel context.CancelFunc
-	done   chan struct{}
-}
-
-func start(ctx context.Context, r *Runner) *running {
-	rctx, cancel := context.WithCancel(ctx)
-	run := &running{cancel: cancel, done: make(chan struct{})}
-	go func() {
-		defer close(run.done)
-		r.Run(rctx)
-	}()
-	return run
-}
-
-// stop stops the runner and waits for it; a nil running is stopped.
-func (r *running) stop() {
-	if r == nil {
-		return
-	}
-	r.cancel()
-	<-r.done
+	leadership.Run(ctx, leaderCh, func(ctx context.Context) { New(cfg).Run(ctx) })
 }
 
 // Run syncs due sources until ctx ends; a write to any GitSource (add,

@@ -10,6 +10,7 @@ import (
 
 	"kcore.dev/kcore/pkg/api"
 	"kcore.dev/kcore/pkg/apiv1"
+	"kcore.dev/kcore/pkg/leadership"
 	"kcore.dev/kcore/pkg/store"
 )
 
@@ -47,61 +48,18 @@ func New(cfg Config) (*Orchestrator, error) {
 // it starts one when leadership is gained and cancels it when leadership is
 // lost, until ctx ends or leaderCh closes.
 func RunOnLeader(ctx context.Context, leaderCh <-chan bool, cfg Config) {
-	var running *runningOrch
-	defer func() { running.stop() }()
-	for {
-		select {
-		case <-ctx.Done():
+	leadership.Run(ctx, leaderCh, func(ctx context.Context) {
+		o, err := New(cfg)
+		if err != nil {
+			if cfg.Logger != nil {
+				cfg.Logger.Error("start orchestrator", "err", err)
+			}
 			return
-		case leader, ok := <-leaderCh:
-			if !ok {
-				return
-			}
-			if !leader {
-				running.stop()
-				running = nil
-				continue
-			}
-			if running != nil {
-				continue
-			}
-			o, err := New(cfg)
-			if err != nil {
-				if cfg.Logger != nil {
-					cfg.Logger.Error("start orchestrator", "err", err)
-				}
-				continue
-			}
-			running = start(ctx, o)
 		}
-	}
-}
-
-// runningOrch is an orchestrator started by RunOnLeader.
-type runningOrch struct {
-	cancel context.CancelFunc
-	done   chan struct{}
-}
-
-func start(ctx context.Context, o *Orchestrator) *runningOrch {
-	rctx, cancel := context.WithCancel(ctx)
-	r := &runningOrch{cancel: cancel, done: make(chan struct{})}
-	go func() {
-		defer close(r.done)
-		if err := o.Run(rctx); err != nil {
+		if err := o.Run(ctx); err != nil {
 			o.log.Error("orchestrator stopped", "err", err)
 		}
-	}()
-	return r
-}
-
-// stop cancels the orchestrator and waits for it; nil is a no-op.
-func (r *runningOrch) stop() {
-	if r == nil {
-		return
-	}
-	r.cancel()
-	<-r.done
+	})
 }
 
 // Run reconciles every cluster and rolls every ClusterUpdate until ctx
