@@ -62,10 +62,11 @@ func imagePull(reason string) bool {
 }
 
 // addonDeployments are the Deployments of the add-on manifests rendered
-// for the cluster (render.AddonManifestPaths), each once, in member order.
+// for the cluster in its slot's paths (render.Layout.AddonManifests), each
+// once, in member order.
 func addonDeployments(c *api.KubernetesCluster, rendered map[string]*api.NodeState) ([]manifests.Deployment, error) {
 	var out []manifests.Deployment
-	for _, path := range render.AddonManifestPaths() {
+	for _, path := range render.ClusterLayout(c).AddonManifests() {
 		for _, m := range c.Spec.Members() {
 			ns := rendered[m.NodeID]
 			if ns == nil {

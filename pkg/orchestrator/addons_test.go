@@ -324,3 +324,15 @@ func TestAddonsOverdueAtTheGraceBound(t *testing.T) {
 		})
 	}
 }
+
+// TestAddonsOfALaterSlotAreChecked: a cluster in slot 1 renders its add-on
+// manifests under its own directory, and health reads them from there, so
+// its CoreDNS is checked like the primary's instead of "no add-ons".
+func TestAddonsOfALaterSlotAreChecked(t *testing.T) {
+	f := newAddonFixture(t, func(c *api.KubernetesCluster) { c.Status.Slot = 1 })
+	dns := f.dep(t, "kube-system")
+	f.kube.setDeployment(dns.Namespace, dns.Name, 2, 0)
+	if cond := f.check(); cond.Status != StatusFalse || !strings.Contains(cond.Message, "kube-system/coredns 0/2 available") {
+		t.Fatalf("condition of a slot-1 cluster with CoreDNS down = %+v", cond)
+	}
+}

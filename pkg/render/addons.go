@@ -51,11 +51,11 @@ func (r *renderer) addons(b *builder) error {
 	return nil
 }
 
-// AddonManifestPaths are the files whose manifests run the cluster's
-// add-on workloads: CoreDNS and, when rendered, the local-path
+// AddonManifests are the files of the layout's cluster whose manifests run
+// its add-on workloads: CoreDNS and, when rendered, the local-path
 // provisioner. Health checks read the Deployments they create from the
 // rendered files (manifests.Deployments), so a disabled add-on, whose file
 // is not rendered, is not checked.
-func AddonManifestPaths() []string {
-	return []string{CoreDNSPath, ProvisionerPath}
+func (l Layout) AddonManifests() []string {
+	return []string{l.CoreDNS, l.Provisioner}
 }
