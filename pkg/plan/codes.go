@@ -93,6 +93,7 @@ const (
 	CodeCIDROverlap           = "cidr-overlap"
 	CodePathInUse             = "path-in-use"
 	CodeWorkerOnSharedMachine = "worker-on-shared-machine"
+	CodeNoPodNode             = "no-pod-node"
 	CodeContainerdUnsupported = "containerd-unsupported"
 )
 

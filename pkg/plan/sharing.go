@@ -61,8 +61,9 @@ func (b *builder) place(c, stored *api.KubernetesCluster, base api.ClusterStatus
 // checkSharing blocks what c (rendering with status) would share with
 // another stored cluster on a machine both use: the slot, a port, the VRRP
 // router id, overlapping pod or service CIDRs, a file path, unit, task or
-// volume; and a worker on a machine another cluster already runs a kubelet
-// on. It says which control planes run without a kubelet.
+// volume; a worker on a machine another cluster already runs a kubelet on;
+// and a cluster none of whose nodes would run a kubelet. It says which
+// control planes run without a kubelet.
 func (b *builder) checkSharing(c *api.KubernetesCluster, status api.ClusterStatus) {
 	name := c.Metadata.Name
 	mine, err := render.LayoutFor(name, status.Slot)
@@ -82,6 +83,11 @@ func (b *builder) checkSharing(c *api.KubernetesCluster, status api.ClusterStatu
 				"run workloads on the cluster's other nodes; this machine is already another cluster's node",
 				"%s runs %s's control plane only (etcd, kube-apiserver, kube-controller-manager, kube-scheduler, keepalived), no kubelet", m.NodeID, name)
 		}
+	}
+	if len(status.Shared) > 0 && !slices.ContainsFunc(c.Spec.Members(), func(m api.ClusterNode) bool { return !slices.Contains(status.Shared, m.NodeID) }) {
+		b.block(CodeNoPodNode, "spec.workerNodes", "",
+			"add a worker on a machine no other cluster runs on",
+			"every node of %s is on a machine another cluster already uses, so none runs a kubelet: CoreDNS and every other pod would stay Pending and the cluster could not be ready", name)
 	}
 	var mineRender map[string]*api.NodeState
 	for _, on := range b.env.storedNames {

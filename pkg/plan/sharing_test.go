@@ -11,8 +11,8 @@ import (
 )
 
 // edgeCluster is a second cluster on the lab's machines: its control plane
-// on node-105 (the lab's control plane), API port 6444 (bridge), its own
-// CIDRs.
+// on node-105 (the lab's control plane), a worker of its own on node-104,
+// API port 6444 (bridge), its own CIDRs.
 func edgeCluster() *api.KubernetesCluster {
 	return &api.KubernetesCluster{
 		Kind:     "KubernetesCluster",
@@ -23,6 +23,7 @@ func edgeCluster() *api.KubernetesCluster {
 			ClusterDNS:             "10.112.0.10",
 			APIServerEndpoint:      "192.168.40.105:6444",
 			ControlPlaneNodes:      []api.ClusterNode{{NodeID: "node-105", AdvertiseAddress: "192.168.40.105"}},
+			WorkerNodes:            []api.ClusterNode{{NodeID: "node-104", AdvertiseAddress: "192.168.40.104"}},
 			ScheduleOnControlPlane: true,
 		},
 	}
@@ -87,7 +88,7 @@ func TestSecondClusterOnTheSameMachinesGetsItsOwnNames(t *testing.T) {
 		}
 	}
 	if slices.ContainsFunc(items, func(s string) bool {
-		return strings.Contains(s, "kubelet") && !strings.Contains(s, "apiserver-kubelet-client")
+		return strings.HasPrefix(s, "node-105 ") && strings.Contains(s, "kubelet") && !strings.Contains(s, "apiserver-kubelet-client")
 	}) {
 		t.Errorf("edge runs a kubelet on the lab's machine: %v", items)
 	}
@@ -129,6 +130,14 @@ func TestSharingCollisionsBlock(t *testing.T) {
 		want   string
 		detail string
 	}{
+		{
+			name: "no node of its own runs a kubelet",
+			in: func() Input {
+				e := with(edgeCluster(), func(c *api.KubernetesCluster) { c.Spec.WorkerNodes = nil })
+				return Input{Desired: clusters(e), Stored: clusters(storedLab()), Nodes: allNodes()}
+			},
+			want: CodeNoPodNode, detail: "every node of edge is on a machine another cluster already uses",
+		},
 		{
 			name: "pod CIDR overlaps the lab's",
 			in: func() Input {
