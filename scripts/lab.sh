@@ -433,8 +433,29 @@ netns_pids() {
   done
 }
 
+# pod_pids prints the pids of the processes in the lab's pods' network
+# namespaces: containerd mounts them under each node's state directory (the
+# lab profile's netns_mounts_under_state_dir), and a pod's processes are not
+# in its node's namespace, so netns_pids does not see them.
+pod_pids() {
+  local -A inode=()
+  local m p l
+  while read -r m; do
+    l=$(stat -L -c %i "$m" 2>/dev/null) && inode[$l]=1
+  done < <(awk -v lab="$LAB" '$3 == "nsfs" && index($2, lab) == 1 {print $2}' /proc/mounts)
+  [ ${#inode[@]} -gt 0 ] || return 0
+  for p in /proc/[0-9]*; do
+    l=$(readlink "$p/ns/net" 2>/dev/null) || continue
+    l=${l#net:[}
+    l=${l%]}
+    if [ -n "${inode[$l]:-}" ]; then echo "${p#/proc/}"; fi
+  done
+  return 0
+}
+
 lab_pids() {
   netns_pids
+  pod_pids
   local f
   for f in "$LAB"/run/*.pid "$REGISTRY_DIR/registry.pid"; do
     [ -f "$f" ] && cat "$f"

@@ -48,13 +48,13 @@ func (r *renderer) containerd(b *builder) error {
 		return fmt.Errorf("render containerd: container runtime endpoint %q is not unix:///<path>: %w", r.opts.ContainerRuntimeEndpoint, ErrInvalid)
 	}
 	systemdCgroup := r.opts.CgroupDriver == "systemd" && r.opts.Profile != ProfileLab
-	restrictOOM := r.opts.Profile == ProfileLab
+	lab := r.opts.Profile == ProfileLab
 	reason := fmt.Sprintf("containerd configuration: CRI on %s, sandbox image %s, SystemdCgroup %t, registry hosts in %s",
 		socket, manifests.PauseImage, systemdCgroup, ContainerdCertsDir)
-	if restrictOOM {
-		reason += ", pods' oom_score_adj never below containerd's own (lab profile)"
+	if lab {
+		reason += ", pods' oom_score_adj never below containerd's own and their network namespaces under its state directory (lab profile)"
 	}
-	b.file(ContainerdConfigPath, modeConfig, r.containerdConfig(socket, systemdCgroup, restrictOOM), false, reason)
+	b.file(ContainerdConfigPath, modeConfig, r.containerdConfig(socket, systemdCgroup, lab), false, reason)
 	for _, m := range r.c.Spec.RegistryMirrors {
 		reason := "registry mirrors of " + m.Registry + ": " + strings.Join(m.Endpoints, ", ")
 		if m.CAPEM != "" {
@@ -79,7 +79,13 @@ func (r *renderer) containerd(b *builder) error {
 // every containerd 2 release reads (2.4 migrates it to its version 4 in
 // memory, with a warning and nothing to change: the migration only moves
 // containerd 1's CRI settings, of which this file has none).
-func (r *renderer) containerdConfig(socket string, systemdCgroup, restrictOOM bool) string {
+//
+// lab adds the lab profile's settings: restrict_oom_score_adj (a host
+// without CAP_SYS_RESOURCE cannot lower a pod's oom_score_adj) and
+// netns_mounts_under_state_dir (pods' network namespaces under the node's
+// own state directory instead of the machine's /var/run/netns, so removing
+// a lab node removes them).
+func (r *renderer) containerdConfig(socket string, systemdCgroup, lab bool) string {
 	var w strings.Builder
 	line := func(format string, args ...any) { fmt.Fprintf(&w, format+"\n", args...) }
 	line("# containerd configuration rendered by kcore for cluster %s.", r.c.Metadata.Name)
@@ -97,8 +103,9 @@ func (r *renderer) containerdConfig(socket string, systemdCgroup, restrictOOM bo
 	line("    [plugins.'io.containerd.cri.v1.images'.registry]")
 	line("      config_path = %s", tomlString(ContainerdCertsDir))
 	line("  [plugins.'io.containerd.cri.v1.runtime']")
-	if restrictOOM {
+	if lab {
 		line("    restrict_oom_score_adj = true")
+		line("    netns_mounts_under_state_dir = true")
 	}
 	line("    [plugins.'io.containerd.cri.v1.runtime'.cni]")
 	line("      bin_dirs = [%s]", tomlStrings(CNIBinDirs()))

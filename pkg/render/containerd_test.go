@@ -66,13 +66,17 @@ func TestContainerdFollowsOptions(t *testing.T) {
 			t.Errorf("%s: containerd unit CRI endpoint %q", id, u.CRIEndpoint)
 		}
 	}
-	// Only the lab profile restricts pods' oom_score_adj: production hosts
-	// have CAP_SYS_RESOURCE and keep containerd's default.
+	// Only the lab profile restricts pods' oom_score_adj and keeps their
+	// network namespaces under the node's state directory: production hosts
+	// have CAP_SYS_RESOURCE, and one containerd per machine keeps
+	// /var/run/netns, where ip netns and other tools look.
 	for profile, want := range map[Profile]bool{ProfileLab: true, ProfileDefault: false} {
 		_, states := renderCase(t, "single", Options{Profile: profile})
 		for id, ns := range states {
-			if got := strings.Contains(fileByPath(ns, ContainerdConfigPath).Content, "restrict_oom_score_adj = true"); got != want {
-				t.Errorf("profile %q, %s: restrict_oom_score_adj %t, want %t", profile, id, got, want)
+			for _, setting := range []string{"restrict_oom_score_adj = true", "netns_mounts_under_state_dir = true"} {
+				if got := strings.Contains(fileByPath(ns, ContainerdConfigPath).Content, setting); got != want {
+					t.Errorf("profile %q, %s: %s is %t, want %t", profile, id, setting, got, want)
+				}
 			}
 		}
 	}

@@ -11,7 +11,9 @@ type Profile string
 // hierarchy, which unprivileged or nested hosts cannot create), failSwapOn
 // false; and containerd with restrict_oom_score_adj (a host without
 // CAP_SYS_RESOURCE cannot lower a pod's oom_score_adj, so runc would fail to
-// start every pod). It is never the default.
+// start every pod) and netns_mounts_under_state_dir (several nodes on one
+// machine each keep their pods' network namespaces under their own state
+// directory, removed with the node). It is never the default.
 const (
 	ProfileDefault Profile = ""
 	ProfileLab     Profile = "lab"
