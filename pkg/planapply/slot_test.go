@@ -17,11 +17,15 @@ import (
 // first cluster keeps it in slot 0.
 func TestCommitRecordsTheSlot(t *testing.T) {
 	n201 := object(t, api.KindNode, "node-201", node("node-201", "192.168.41.201"), 5)
+	n202 := object(t, api.KindNode, "node-202", node("node-202", "192.168.41.202"), 6)
 	lab := object(t, api.KindKubernetesCluster, "lab", ready("lab", "10.97.0.10"), 10)
-	v := objects{index: 20, clusters: []store.Object{lab}, nodes: []store.Object{n201}}.view(t)
+	v := objects{index: 20, clusters: []store.Object{lab}, nodes: []store.Object{n201, n202}}.view(t)
+	// The second cluster's control plane shares the lab's machine; its pods
+	// run on a worker of its own.
 	second := edge("second", "10.112.0.10")
 	second.Spec.ClusterCIDR, second.Spec.ServiceCIDR = "10.246.0.0/16", "10.112.0.0/16"
 	second.Spec.APIServerEndpoint = "192.168.41.201:6444"
+	second.Spec.WorkerNodes = []api.ClusterNode{{NodeID: "node-202", AdvertiseAddress: "192.168.41.202"}}
 	req := reviewed(t, v, apiv1.PlanRequest{Clusters: []api.KubernetesCluster{second}})
 	ops, _, err := Commit(v, req, render.Options{}, commitTime())
 	if err != nil {
@@ -39,7 +43,7 @@ func TestCommitRecordsTheSlot(t *testing.T) {
 	}
 
 	stored := object(t, api.KindKubernetesCluster, "second", got, 21)
-	v = objects{index: 22, clusters: []store.Object{lab, stored}, nodes: []store.Object{n201}}.view(t)
+	v = objects{index: 22, clusters: []store.Object{lab, stored}, nodes: []store.Object{n201, n202}}.view(t)
 	req = reviewed(t, v, apiv1.PlanRequest{Clusters: []api.KubernetesCluster{edge("lab", "10.97.0.53")}})
 	ops, _, err = Commit(v, req, render.Options{}, commitTime())
 	if err != nil {
