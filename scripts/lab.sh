@@ -480,6 +480,16 @@ down() {
       fi
       sleep 1
     done
+    # A unit its agent restarted while the agent was being stopped is not in
+    # any list above: sweep until nothing of the lab runs (bounded).
+    local i
+    for i in 1 2 3 4 5; do
+      mapfile -t pids < <(lab_pids | sort -u | while read -r p; do kill -0 "$p" 2>/dev/null && echo "$p"; done)
+      [ ${#pids[@]} -eq 0 ] && break
+      say "sweep $i: SIGKILL ${#pids[@]} processes still running"
+      kill_pids KILL "${pids[@]}"
+      sleep 1
+    done
   fi
   if [ -d "$LAB" ]; then
     local m
