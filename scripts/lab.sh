@@ -40,6 +40,8 @@
 #                   directory under its --root); the manifest's disk volumes use it
 #   LAB_APPLY=0     stop once the controllers and agents are up, before the apply
 #                   (the e2e tests drive the apply themselves)
+#   LAB_WORKLOAD_CHECK=0 skip the workload check after the apply (one pod of
+#                   the echo image resolving two Services through CoreDNS)
 #   LAB_K8S_VERSION Kubernetes release new clusters run (default: the release of
 #                   $KCORE_CACHE/bin/current). Each agent gets --releases-dir
 #                   $KCORE_LAB_DIR/<node>/releases with one link per release built
@@ -58,6 +60,7 @@ APPLY_TIMEOUT=${LAB_TIMEOUT:-900}
 NODE_TIMEOUT=${LAB_NODE_TIMEOUT:-300}
 KEEP=${KEEP:-0}
 APPLY=${LAB_APPLY:-1}
+WORKLOAD_CHECK=${LAB_WORKLOAD_CHECK:-1}
 DISK_MIB=${LAB_DISK_MIB:-512}
 [[ "$DISK_MIB" =~ ^[0-9]+$ ]] && ((DISK_MIB >= 320 && DISK_MIB <= 4096)) || { echo "LAB_DISK_MIB must be 320 to 4096 (mkfs.xfs needs 300 MiB)" >&2; exit 2; }
 
@@ -401,6 +404,7 @@ up() {
     --cacert "$LAB/n1/etc/kubernetes/pki/etcd/ca.crt" \
     --cert "$LAB/n1/etc/kubernetes/pki/apiserver-etcd-client.crt" \
     --key "$LAB/n1/etc/kubernetes/pki/apiserver-etcd-client.key" member list -w table
+  if [ "$WORKLOAD_CHECK" = 1 ]; then workload_check; fi
   trap - ERR EXIT
   cat <<EOF
 
@@ -413,6 +417,44 @@ The lab is up.
   logs:                  $LAB/log, $LAB/nN/var/log/kcore
   remove it:             make lab-down
 EOF
+}
+
+# echo_image is the lab's test workload image, as manifests/images.go pins it.
+echo_image() { sed -n 's/^[[:space:]]*EchoImage = "\(.*\)"$/\1/p' "$REPO/manifests/images.go"; }
+
+# coredns_available is true once every CoreDNS replica is available.
+coredns_available() {
+  local have want
+  have=$(kubectl -n kube-system get deployment coredns -o 'jsonpath={.status.availableReplicas}')
+  want=$(kubectl -n kube-system get deployment coredns -o 'jsonpath={.spec.replicas}')
+  [ -n "$want" ] && [ "$have" = "$want" ]
+}
+
+# check_pod_done is true once the workload check pod ended, either way.
+check_pod_done() {
+  case $(kubectl get pod kcore-lab-check -o 'jsonpath={.status.phase}') in
+    Succeeded | Failed) return 0 ;;
+  esac
+  return 1
+}
+
+# workload_check runs one pod the way docs/lab.md shows users: the echo image,
+# pulled through the lab registry, resolves two Services' names through
+# CoreDNS (reached at its Service IP through kube-proxy); it prints what it
+# ran and the answer.
+workload_check() {
+  local image
+  image=$(echo_image)
+  [ -n "$image" ] || die "no EchoImage in manifests/images.go"
+  wait_for "CoreDNS available" "$NODE_TIMEOUT" coredns_available
+  say "workload check: kubectl run kcore-lab-check --image=$image --restart=Never -- -lookup kubernetes.default.svc.cluster.local -lookup kube-dns.kube-system.svc.cluster.local"
+  kubectl delete pod kcore-lab-check --ignore-not-found --wait=true >/dev/null
+  kubectl run kcore-lab-check --image="$image" --restart=Never -- \
+    -lookup kubernetes.default.svc.cluster.local -lookup kube-dns.kube-system.svc.cluster.local >/dev/null
+  wait_for "the workload check pod" "$NODE_TIMEOUT" check_pod_done
+  kubectl logs kcore-lab-check
+  [ "$(kubectl get pod kcore-lab-check -o 'jsonpath={.status.phase}')" = Succeeded ] || die "workload check failed (its output is above)"
+  kubectl delete pod kcore-lab-check --wait=false >/dev/null
 }
 
 # kill_pids SIGNAL PID...: signal each live pid.

@@ -18,7 +18,7 @@ import (
 // must bring the cluster back to ready with the first ConfigMap and without
 // the second (written after the snapshot), and three healthy etcd members.
 func TestRestore(t *testing.T) {
-	l := startLab(t, true)
+	l := startLab(t, true, "LAB_WORKLOAD_CHECK=0")
 	if _, err := os.Stat(filepath.Join(l.k8sBin, "etcdutl")); err != nil {
 		t.Skipf("SKIP: %s is missing: rebuild the lab binaries with make k8s-bins", filepath.Join(l.k8sBin, "etcdutl"))
 	}

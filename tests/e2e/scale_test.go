@@ -12,7 +12,7 @@ import (
 // quorum, then scale back in; etcd membership and the node list are checked
 // at each step.
 func TestScale(t *testing.T) {
-	l := startLab(t, true, "LAB_NODES=5")
+	l := startLab(t, true, "LAB_NODES=5", "LAB_WORKLOAD_CHECK=0")
 	eventually(t, "three started etcd members", 30*time.Second, func() error { return l.etcdMembers(3) })
 	before := map[string]int{}
 	for _, n := range []string{"n1", "n2", "n3"} {
