@@ -70,6 +70,7 @@ spec:
 		}
 		return nil
 	})
+	l.waitServiceProgrammed(t, workloadNS, "echo", nodes)
 	var clients []string
 	for i, n := range nodes {
 		next := nodes[(i+1)%len(nodes)]
@@ -197,4 +198,30 @@ func (l *lab) waitSucceeded(t *testing.T, pod string) {
 		desc, _ := l.kubectl("-n", workloadNS, "describe", "pod", pod)
 		t.Fatalf("pod %s did not succeed (failed=%v, %v)\nlogs:\n%s\n%s", pod, failed, err, logs, desc)
 	}
+}
+
+// waitServiceProgrammed waits until kube-proxy on each node has the Service's
+// cluster IP in its iptables rules (the nat table of the node's namespace):
+// a pod that connects before then goes out of the node undirected, and the
+// lab's nodes, having no route off the bridge, answer "network is
+// unreachable".
+func (l *lab) waitServiceProgrammed(t *testing.T, namespace, name string, nodes []labNode) {
+	t.Helper()
+	ip, err := l.kubectl("-n", namespace, "get", "service", name, "-o", "jsonpath={.spec.clusterIP}")
+	if err != nil || strings.TrimSpace(ip) == "" {
+		t.Fatalf("cluster IP of Service %s/%s: %q %v", namespace, name, ip, err)
+	}
+	ip = strings.TrimSpace(ip)
+	eventually(t, "kube-proxy on every node programmed "+namespace+"/"+name, workloadTimeout, func() error {
+		for _, n := range nodes {
+			rules, err := run(10*time.Second, nil, "ip", "netns", "exec", "kcore-lab-"+n.name, "iptables-save", "-t", "nat")
+			if err != nil {
+				return err
+			}
+			if !strings.Contains(rules, "-d "+ip+"/32") {
+				return fmt.Errorf("%s: no nat rule for %s yet", n.id, ip)
+			}
+		}
+		return nil
+	})
 }
