@@ -257,14 +257,17 @@ func (l *lab) killUnit(n, unit string) int {
 }
 
 // vipHolders are the nodes whose eth0 holds the VIP.
-func vipHolders() ([]string, error) {
+func vipHolders() ([]string, error) { return addrHolders(vip) }
+
+// addrHolders are the lab's three first nodes whose eth0 holds addr.
+func addrHolders(addr string) ([]string, error) {
 	var out []string
 	for _, n := range labNodes() {
 		addrs, err := run(5*time.Second, nil, "ip", "-n", "kcore-lab-"+n.name, "-br", "addr", "show", "eth0")
 		if err != nil {
 			return nil, err
 		}
-		if strings.Contains(addrs, " "+vip+"/") {
+		if strings.Contains(addrs, " "+addr+"/") {
 			out = append(out, n.name)
 		}
 	}

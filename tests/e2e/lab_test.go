@@ -11,14 +11,17 @@ import (
 )
 
 // TestLab brings the lab up as make lab does and runs, in order, on that one
-// cluster: (1) create → ready, (2) keepalived killed on the VIP holder,
-// (3) kube-apiserver killed on the VIP holder (after the workload checks of
-// workloads_test.go), a change of each field a
-// second apply updates (fields_scenarios_test.go), an extraArgs change
-// rolled one control plane at a time, (6) delete. Each node's raw disk
-// volume is checked mounted after (1) and kept with its data after the
-// delete. A fourth namespace registers without joining: the
-// scheduleOnControlPlane scenario makes it a worker for a while.
+// cluster: (1) create → ready, the workload checks (workloads_test.go) and
+// the registry mirror cut off from one node (mirror_test.go), (2)
+// keepalived and (3) kube-apiserver killed on the VIP holder, a change of
+// each field a second apply updates (fields_scenarios_test.go), an
+// extraArgs change rolled one control plane at a time, commits to a git
+// source adding and removing a worker (gitops_test.go), a second cluster on
+// the same machines created and deleted (second_cluster_test.go), (6)
+// delete. Each node's raw disk volume is checked mounted after (1) and kept
+// with its data after the delete. A fourth namespace registers without
+// joining: the scheduleOnControlPlane and GitOps scenarios make it a worker
+// for a while, and the second cluster its worker.
 func TestLab(t *testing.T) {
 	l := startLab(t, true, "LAB_NODES=4")
 	steps := []struct {
@@ -28,10 +31,13 @@ func TestLab(t *testing.T) {
 		{"create-ready", testCreateReady},
 		{"disk-volumes-mounted", testDiskVolumes},
 		{"workloads", testWorkloads},
+		{"mirror-unreachable-from-one-node", testMirrorUnreachable},
 		{"keepalived-killed-on-vip-holder", testKeepalivedKilled},
 		{"apiserver-killed-on-vip-holder", testAPIServerKilled},
 		{"field-changes", testFieldChanges},
 		{"apiserver-extra-args-roll", testExtraArgsRoll},
+		{"gitops-commit-adds-worker", testGitOpsAddsWorker},
+		{"second-cluster", testSecondCluster},
 		{"delete", testDelete},
 		{"disk-volumes-kept-after-delete", testDiskVolumesKept},
 	}
@@ -72,15 +78,20 @@ func testKubeconfig(t *testing.T, l *lab) {
 	})
 }
 
+// etcdctl runs etcdctl against the lab cluster's etcd on n1 with the API
+// server's client certificate.
+func (l *lab) etcdctl(args ...string) (string, error) {
+	return run(30*time.Second, nil, append([]string{filepath.Join(l.k8sBin, "etcdctl"),
+		"--endpoints", "https://" + labNodes()[0].addr + ":2379",
+		"--cacert", filepath.Join(l.dir, "n1/etc/kubernetes/pki/etcd/ca.crt"),
+		"--cert", filepath.Join(l.dir, "n1/etc/kubernetes/pki/apiserver-etcd-client.crt"),
+		"--key", filepath.Join(l.dir, "n1/etc/kubernetes/pki/apiserver-etcd-client.key")}, args...)...)
+}
+
 // etcdMembers is nil when etcd (asked through n1) has exactly want members,
 // all started voters.
 func (l *lab) etcdMembers(want int) error {
-	out, err := run(30*time.Second, nil, filepath.Join(l.k8sBin, "etcdctl"),
-		"--endpoints", "https://"+labNodes()[0].addr+":2379",
-		"--cacert", filepath.Join(l.dir, "n1/etc/kubernetes/pki/etcd/ca.crt"),
-		"--cert", filepath.Join(l.dir, "n1/etc/kubernetes/pki/apiserver-etcd-client.crt"),
-		"--key", filepath.Join(l.dir, "n1/etc/kubernetes/pki/apiserver-etcd-client.key"),
-		"member", "list", "-w", "json")
+	out, err := l.etcdctl("member", "list", "-w", "json")
 	if err != nil {
 		return err
 	}
