@@ -10,18 +10,14 @@ import (
 	"time"
 
 	"kcore.dev/kcore/pkg/apiv1"
+	"kcore.dev/kcore/pkg/pki"
 )
 
-// Renewal happens at RenewNum/RenewDen of a certificate's lifetime (two
-// thirds): a 24h certificate is renewed 8h before it expires, leaving room
-// for a controller outage.
-const (
-	RenewNum = 2
-	RenewDen = 3
-	// MinRenewGap is the least time between two renewals, so a controller
-	// whose clock runs behind cannot make the agent renew in a tight loop.
-	MinRenewGap = 30 * time.Second
-)
+// MinRenewGap is the least time between two renewals, so a controller
+// whose clock runs behind cannot make the agent renew in a tight loop.
+// When a renewal is due is pki's one policy (pki.RenewAt: two thirds of
+// the lifetime, so a 24h certificate is renewed 8h before it expires).
+const MinRenewGap = 30 * time.Second
 
 // Renewer is what the agent needs to renew its certificate (pkg/client's
 // *Client implements it). A Controller without it is never renewed.
@@ -86,13 +82,6 @@ func (s *CertSource) CA() []byte {
 	return s.ca
 }
 
-// RenewAt is when a certificate is due for renewal: RenewNum/RenewDen of
-// the way from NotBefore to NotAfter.
-func RenewAt(c *x509.Certificate) time.Time {
-	life := c.NotAfter.Sub(c.NotBefore)
-	return c.NotBefore.Add(life / RenewDen * RenewNum)
-}
-
 // renewLoop renews the node certificate each time it is due, persists the
 // new credentials atomically and swaps them into certs. A failed renewal
 // is retried with capped backoff until it succeeds or ctx ends.
@@ -104,7 +93,7 @@ func (a *Agent) renewLoop(ctx context.Context, ctl Controller, certs *CertSource
 	backoff := a.firstBackoff()
 	var last time.Time
 	for {
-		due := RenewAt(certs.Leaf())
+		due := pki.RenewAt(certs.Leaf())
 		if !last.IsZero() && due.Before(last.Add(MinRenewGap)) {
 			due = last.Add(MinRenewGap)
 		}

@@ -64,7 +64,7 @@ func issueNode(ca *pki.CA, id string, now time.Time, validity time.Duration) pki
 func TestRenewAtTwoThirdsOfTheLifetime(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	c := &x509.Certificate{NotBefore: t0, NotAfter: t0.Add(24 * time.Hour)}
-	if got, want := RenewAt(c), t0.Add(16*time.Hour); !got.Equal(want) {
+	if got, want := pki.RenewAt(c), t0.Add(16*time.Hour); !got.Equal(want) {
 		t.Fatalf("RenewAt = %s, want %s", got, want)
 	}
 }

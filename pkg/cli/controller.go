@@ -16,6 +16,7 @@ import (
 	"kcore.dev/kcore/pkg/apiv1"
 	"kcore.dev/kcore/pkg/controller"
 	"kcore.dev/kcore/pkg/orchestrator"
+	"kcore.dev/kcore/pkg/pki"
 	"kcore.dev/kcore/pkg/server"
 	"kcore.dev/kcore/pkg/version"
 )
@@ -100,6 +101,8 @@ func NewController(s Streams) *cobra.Command {
 	f.DurationVar(&cfg.HealthInterval, "health-interval", 30*time.Second, "how often the leader re-checks every cluster's health (etcd quorum, API /readyz, heartbeats)")
 	f.DurationVar(&cfg.AddonGrace, "addon-grace", orchestrator.DefaultAddonGrace, "how long a ready cluster's add-ons (CoreDNS, the local-path provisioner) may stay unavailable before it turns degraded; becoming ready does not wait for them")
 	f.DurationVar(&cfg.NodeCertValidity, "node-cert-validity", apiv1.DefaultNodeCertValidity, "how long node certificates are valid (10m to 2160h); agents renew theirs at two thirds of it")
+	f.DurationVar(&cfg.Lifetime.Leaf, "leaf-validity", pki.DefaultLeafValidity, "how long the leaf certificates the controller issues are valid: its own server certificate and every cluster's (etcd, API server, kubelet, front proxy, admin kubeconfigs); each is renewed at two thirds of it (5m to 43800h; short values are for tests and the lab)")
+	f.DurationVar(&cfg.CertCheckInterval, "cert-check-interval", controller.DefaultCertCheckInterval, "how often a replica reloads its server.crt/server.key when they changed on disk and renews its own certificate when due")
 	f.StringVar((*string)(&cfg.RenderOptions.Profile), "render-profile", "", "kubelet settings profile of every rendered node: empty (production) or lab (cgroup v1, no QoS cgroups; see docs/lab.md)")
 	f.StringVar(&cfg.RenderOptions.KubernetesVersion, "kubernetes-version", "", "Kubernetes release new clusters run, e.g. v1.37.2 (recorded in each cluster at creation; agents with --releases-dir run it from DIR/v1.37.2/); a ClusterUpdate moves it later")
 	f.Float64Var(&cfg.Anonymous.Rate, "anonymous-rate", server.DefaultAnonymousRate, "requests per second one source address may send without a client certificate (joins), once its burst is spent; past it the API answers 429")

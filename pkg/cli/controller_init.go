@@ -18,7 +18,10 @@ import (
 	"kcore.dev/kcore/pkg/pki"
 )
 
-// Lifetimes of what kctl controller init issues.
+// Lifetimes of what kctl controller init issues. The replicas' server
+// certificates get pki.DefaultLeafValidity: each replica renews its own
+// at two thirds of it (--leaf-validity). The admin certificate in the kctl
+// config is the operator's and is not renewed by the controller.
 const (
 	controllerCAValidity   = 10 * 365 * 24 * time.Hour
 	controllerCertValidity = 5 * 365 * 24 * time.Hour
@@ -166,7 +169,7 @@ func writeControllerPKI(dir string, i int, addr string, ca *pki.CA, encKey []byt
 		DNSNames:     []string{"localhost"},
 		IPs:          []net.IP{net.IPv4(127, 0, 0, 1)},
 		Usage:        pki.UsageServer | pki.UsageClient,
-		Validity:     controllerCertValidity,
+		Validity:     pki.DefaultLeafValidity,
 	}
 	if ip := net.ParseIP(host); ip != nil {
 		if !ip.Equal(req.IPs[0]) {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"kcore.dev/kcore/pkg/orchestrator"
+	"kcore.dev/kcore/pkg/pki"
 	"kcore.dev/kcore/pkg/render"
 	"kcore.dev/kcore/pkg/rollout"
 	"kcore.dev/kcore/pkg/server"
@@ -93,6 +94,15 @@ type Config struct {
 	// MinNodeCertValidity and MaxNodeCertValidity; 0 means
 	// apiv1.DefaultNodeCertValidity. Agents renew at two thirds of it.
 	NodeCertValidity time.Duration
+	// Lifetime is the leaf lifetime of the certificates the replica
+	// issues for itself (server.crt, renewed at two thirds of it) and the
+	// orchestrator for clusters; zero fields take pki's defaults, and a
+	// leaf may not be shorter than pki.MinLeafValidity.
+	Lifetime pki.Lifetime
+	// CertCheckInterval is how often the replica reloads its own
+	// certificate files when they changed and renews its certificate when
+	// due; default DefaultCertCheckInterval.
+	CertCheckInterval time.Duration
 }
 
 // Bounds of Config.NodeCertValidity: short enough to renew often, long
@@ -122,6 +132,12 @@ func (c Config) withDefaults() (Config, error) {
 	if v := c.NodeCertValidity; v != 0 && (v < MinNodeCertValidity || v > MaxNodeCertValidity) {
 		return c, fmt.Errorf("config: --node-cert-validity %s: want %s to %s", v, MinNodeCertValidity, MaxNodeCertValidity)
 	}
+	if err := c.Lifetime.Validate(); err != nil {
+		return c, fmt.Errorf("config: --leaf-validity: %w", err)
+	}
+	if c.CertCheckInterval <= 0 {
+		c.CertCheckInterval = DefaultCertCheckInterval
+	}
 	if c.EncryptionKeyFile == "" {
 		c.EncryptionKeyFile = filepath.Join(c.PKIDir, FileEncryptionKey)
 	}
@@ -142,6 +158,14 @@ func (c Config) withDefaults() (Config, error) {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
 	return c, nil
+}
+
+// now is the replica's clock.
+func (c Config) now() time.Time {
+	if c.Now != nil {
+		return c.Now()
+	}
+	return time.Now()
 }
 
 func splitPort(addr string) (string, int, error) {

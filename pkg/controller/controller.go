@@ -41,6 +41,7 @@ type Controller struct {
 	httpAddr string
 	clientTL *tls.Config
 	keyring  *secrets.Keyring
+	own      *ownCert
 
 	stop     chan struct{}
 	wg       sync.WaitGroup
@@ -52,6 +53,7 @@ type Controller struct {
 type credentials struct {
 	ca      *pki.CA
 	cert    tls.Certificate
+	own     pki.KeyPair
 	keyring *secrets.Keyring
 }
 
@@ -89,7 +91,7 @@ func loadCredentials(cfg Config) (credentials, error) {
 	if err != nil {
 		return credentials{}, fmt.Errorf("load pki: %w", err)
 	}
-	return credentials{ca: ca, cert: cert, keyring: keyring}, nil
+	return credentials{ca: ca, cert: cert, own: ckp, keyring: keyring}, nil
 }
 
 // Start opens the replica: PKI, listeners, raft, the API server, and the
@@ -109,7 +111,11 @@ func Start(ctx context.Context, cfg Config) (*Controller, error) {
 		c.closeAll()
 		return nil, err
 	}
-	c.wg.Add(3)
+	c.wg.Add(4)
+	go func() {
+		defer c.wg.Done()
+		c.own.run(c.stop, cfg.CertCheckInterval, cfg.now)
+	}()
 	go c.serve()
 	go c.recordSelfWhenLeader()
 	go c.summarise()
@@ -162,6 +168,14 @@ func (c *Controller) open(creds credentials) error {
 		id = c.httpAddr
 	}
 	pool := creds.ca.Pool()
+	c.own, err = newOwnCert(cfg.PKIDir, creds.ca, creds.own.CertPEM, creds.own.KeyPEM, cfg.Lifetime, c.log.With("component", "own-cert"))
+	if err != nil {
+		raftLn.Close()
+		return err
+	}
+	stream := NewTLSStreamLayer(raftLn, advAddr, creds.cert, pool, cfg.RaftLimits, c.log.With("component", "raft-transport"))
+	c.own.serverTLS(stream.server)
+	c.own.clientTLS(stream.client)
 	c.node, err = raftnode.Open(raftnode.Config{
 		ID:           id,
 		DataDir:      cfg.DataDir,
@@ -169,13 +183,13 @@ func (c *Controller) open(creds credentials) error {
 		Logger:       c.log,
 		RaftLogLevel: slog.LevelWarn,
 		FastTimeouts: cfg.FastTimeouts,
-		StreamLayer:  NewTLSStreamLayer(raftLn, advAddr, creds.cert, pool, cfg.RaftLimits, c.log.With("component", "raft-transport")),
+		StreamLayer:  stream,
 	})
 	if err != nil {
 		raftLn.Close()
 		return err
 	}
-	c.clientTL = server.ClientTLS(creds.cert, pool)
+	c.clientTL = c.own.clientTLS(server.ClientTLS(creds.cert, pool))
 	c.keyring = creds.keyring
 	c.srv, err = server.New(server.Config{
 		Backend:    &Backend{n: c.node, Render: cfg.RenderOptions},
@@ -194,7 +208,7 @@ func (c *Controller) open(creds credentials) error {
 	if err != nil {
 		return err
 	}
-	c.http = c.srv.HTTPServer(c.srv.ServerTLS(creds.cert, pool))
+	c.http = c.srv.HTTPServer(c.own.serverTLS(c.srv.ServerTLS(creds.cert, pool)))
 	warnFDLimit(c.log, c.srv.Limits(), cfg.RaftLimits.withDefaults())
 	c.log.Info(LogStarted, "id", id, "api", c.httpAddr, "raft", c.node.Addr(),
 		"bootstrap", cfg.Bootstrap, "join", cfg.Join)
@@ -259,6 +273,7 @@ func (c *Controller) orchestrate() {
 		HealthInterval: c.cfg.HealthInterval,
 		AddonGrace:     c.cfg.AddonGrace,
 		RenderOptions:  c.cfg.RenderOptions,
+		Lifetime:       c.cfg.Lifetime,
 		LastSeen:       c.srv.LastSeen,
 		Logger:         c.log,
 		Checker:        c.cfg.HealthChecker,

@@ -3,9 +3,11 @@ package orchestrator
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"time"
 
+	"kcore.dev/kcore/pkg/pki"
 	"kcore.dev/kcore/pkg/render"
 	"kcore.dev/kcore/pkg/secrets"
 	"kcore.dev/kcore/pkg/store"
@@ -72,6 +74,9 @@ type Config struct {
 	SpecKubeletBatch int
 	// RenderOptions are passed to render.Render.
 	RenderOptions render.Options
+	// Lifetime is how long the cluster leaves it issues are valid (they
+	// are renewed at two thirds of it); zero means pki's default.
+	Lifetime pki.Lifetime
 	// LastSeen returns when a node last heartbeated (server.Server.LastSeen);
 	// nil leaves NodesHeartbeating Unknown.
 	LastSeen func(nodeID string) (time.Time, bool)
@@ -92,6 +97,9 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.Keyring == nil {
 		return c, errors.New("orchestrator config: keyring is required")
+	}
+	if err := c.Lifetime.Validate(); err != nil {
+		return c, fmt.Errorf("orchestrator config: %w", err)
 	}
 	if c.Now == nil {
 		c.Now = time.Now

@@ -60,11 +60,12 @@ func (o *Orchestrator) ensureSecrets(c *api.KubernetesCluster, now time.Time) (*
 	}
 	expect := store.Expect(0)
 	if s == nil {
-		if s, err = pki.IssueClusterSecrets(c, now); err != nil {
+		s = &pki.ClusterSecrets{}
+		if _, err = s.EnsureFor(c, now, o.cfg.Lifetime); err != nil {
 			return nil, nil, fmt.Errorf("issue secrets of %s: %w", name, err)
 		}
 	} else {
-		changed, err := s.Ensure(c, now)
+		changed, err := s.EnsureFor(c, now, o.cfg.Lifetime)
 		if err != nil {
 			return nil, nil, fmt.Errorf("renew secrets of %s: %w", name, err)
 		}

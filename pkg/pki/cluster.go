@@ -11,11 +11,13 @@ import (
 	"kcore.dev/kcore/pkg/api"
 )
 
-// Validity periods of the certificates a cluster is issued.
+// Validity periods of the certificates a cluster is issued. Leaves follow
+// the Lifetime policy (lifetime.go); ClusterLeafValidity is its default.
 const (
 	ClusterCAValidity   = 10 * 365 * 24 * time.Hour
-	ClusterLeafValidity = 365 * 24 * time.Hour
-	// RenewBefore is how long before expiry Ensure reissues a leaf certificate.
+	ClusterLeafValidity = DefaultLeafValidity
+	// RenewBefore is how long before expiry Ensure replaces a CA (CA
+	// rotation with a dual-trust phase is not automatic).
 	RenewBefore = 30 * 24 * time.Hour
 )
 
@@ -109,13 +111,22 @@ func IssueClusterSecrets(c *api.KubernetesCluster, now time.Time) (*ClusterSecre
 	return s, nil
 }
 
-// Ensure issues whatever c needs that s lacks, is expiring within RenewBefore,
-// was signed by a CA that is no longer s's, or no longer matches its request
-// (names, SANs: a VIP change reissues only the API server certificates). It
-// drops the certificates of nodes that left the cluster. It returns the names
-// of what it issued or removed, sorted, e.g. "controlPlanes/node-105/apiServer".
+// Ensure is EnsureFor with the default lifetime.
 func (s *ClusterSecrets) Ensure(c *api.KubernetesCluster, now time.Time) ([]string, error) {
-	e := &ensurer{now: now}
+	return s.EnsureFor(c, now, Lifetime{})
+}
+
+// EnsureFor issues whatever c needs that s lacks, is due for renewal under
+// lt (two thirds of its life, expired ones included), was signed by a CA
+// that is no longer s's, or no longer matches its request (names, SANs: a
+// VIP change reissues only the API server certificates). It drops the
+// certificates of nodes that left the cluster. It returns the names of
+// what it issued or removed, sorted, e.g. "controlPlanes/node-105/apiServer".
+func (s *ClusterSecrets) EnsureFor(c *api.KubernetesCluster, now time.Time, lt Lifetime) ([]string, error) {
+	if err := lt.Validate(); err != nil {
+		return nil, err
+	}
+	e := &ensurer{now: now, lifetime: lt}
 	cas, err := e.cas(s)
 	if err != nil {
 		return nil, err
@@ -191,8 +202,9 @@ type leafRequest struct {
 }
 
 type ensurer struct {
-	now     time.Time
-	changed []string
+	now      time.Time
+	lifetime Lifetime
+	changed  []string
 }
 
 func (e *ensurer) cas(s *ClusterSecrets) (map[caKind]*CA, error) {
@@ -235,10 +247,12 @@ func (e *ensurer) cas(s *ClusterSecrets) (map[caKind]*CA, error) {
 }
 
 func (e *ensurer) ensureLeaf(kp *KeyPair, ca *CA, r leafRequest) error {
-	if leafCurrent(*kp, ca, r.req, e.now) {
+	if leafCurrent(*kp, ca, r.req, e.now, e.lifetime) {
 		return nil
 	}
-	issued, err := ca.Issue(r.req, e.now)
+	req := r.req
+	req.Validity = e.lifetime.LeafValidity()
+	issued, err := ca.Issue(req, e.now)
 	if err != nil {
 		return fmt.Errorf("issue %s: %w", r.name, err)
 	}
@@ -248,8 +262,8 @@ func (e *ensurer) ensureLeaf(kp *KeyPair, ca *CA, r leafRequest) error {
 }
 
 // leafCurrent reports whether kp is a certificate from ca that matches req
-// and stays valid past the renewal window.
-func leafCurrent(kp KeyPair, ca *CA, req CertRequest, now time.Time) bool {
+// and is not yet due for renewal under lt.
+func leafCurrent(kp KeyPair, ca *CA, req CertRequest, now time.Time, lt Lifetime) bool {
 	if len(kp.CertPEM) == 0 || len(kp.KeyPEM) == 0 {
 		return false
 	}
@@ -257,7 +271,7 @@ func leafCurrent(kp KeyPair, ca *CA, req CertRequest, now time.Time) bool {
 	if err != nil {
 		return false
 	}
-	if cert.CheckSignatureFrom(ca.Cert()) != nil || !cert.NotAfter.After(now.Add(RenewBefore)) {
+	if cert.CheckSignatureFrom(ca.Cert()) != nil || lt.Due(cert, now) {
 		return false
 	}
 	if cert.Subject.CommonName != req.CommonName || !sameSet(cert.Subject.Organization, req.Organization) {
