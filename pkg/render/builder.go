@@ -5,9 +5,12 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
+	"strings"
 
 	"kcore.dev/kcore/pkg/api"
+	"kcore.dev/kcore/pkg/pki"
 )
 
 // builder collects one node's state; finish sorts it and computes the input
@@ -23,10 +26,15 @@ type builder struct {
 
 // pendingUnit is a unit and the files and extra strings its hash covers.
 // hashArgv, when set, replaces argv in the hash (flags the process reads only
-// on its first start are left out).
+// on its first start are left out). reloads are those of reads the process
+// reloads by itself when they change (leaf certificates and their keys):
+// the hash covers only the certificate's identity (issuer, subject, SANs),
+// so a renewal rewrites the files without restarting the unit, while a new
+// name or CA still does.
 type pendingUnit struct {
 	unit     api.Unit
 	reads    []string
+	reloads  []string
 	extra    []string
 	hashArgv []string
 }
@@ -65,7 +73,7 @@ func (b *builder) finish() (*api.NodeState, error) {
 		if p.hashArgv != nil {
 			argv = p.hashArgv
 		}
-		h, err := b.inputHash(argv, p.unit.Env, p.reads, append([]string{p.unit.Restart, fmt.Sprint(p.unit.Oneshot)}, p.extra...))
+		h, err := b.inputHashReloading(argv, p.unit.Env, p.reads, p.reloads, append([]string{p.unit.Restart, fmt.Sprint(p.unit.Oneshot)}, p.extra...))
 		if err != nil {
 			return nil, fmt.Errorf("render unit %s: %w", p.unit.Name, err)
 		}
@@ -103,6 +111,12 @@ func sortedCopy(s []string) []string {
 // inputHash hashes argv, env (sorted), the path, mode and content of every
 // file read (each must be rendered on this node) and extra strings.
 func (b *builder) inputHash(argv []string, env map[string]string, reads, extra []string) (string, error) {
+	return b.inputHashReloading(argv, env, reads, nil, extra)
+}
+
+// inputHashReloading is inputHash where the files in reloads (a subset of
+// reads) enter the hash as certIdentity.
+func (b *builder) inputHashReloading(argv []string, env map[string]string, reads, reloads, extra []string) (string, error) {
 	h := sha256.New()
 	write := func(tag string, parts ...string) {
 		fmt.Fprintf(h, "%s %d\n", tag, len(parts))
@@ -126,10 +140,37 @@ func (b *builder) inputHash(argv []string, env map[string]string, reads, extra [
 		if !ok {
 			return "", fmt.Errorf("input file %s is not rendered on %s: %w", p, b.node, ErrInvalid)
 		}
+		if slices.Contains(reloads, p) {
+			write("reloaded", f.Path, fmt.Sprintf("%o", f.Mode), certIdentity(f.Content))
+			continue
+		}
 		write("file", f.Path, fmt.Sprintf("%o", f.Mode), f.Content)
 	}
 	write("extra", extra...)
 	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// certIdentity is what of a reloaded file restarts its unit: for a
+// certificate its issuer, subject, SANs and authority key id; for a private
+// key nothing (it changes with its certificate, which is hashed); anything
+// else (plan placeholders, which already describe the identity) whole.
+func certIdentity(content string) string {
+	if strings.HasPrefix(content, "-----BEGIN PRIVATE KEY-----") {
+		return "private key"
+	}
+	c, err := pki.ParseCert([]byte(content))
+	if err != nil {
+		return content
+	}
+	ips := make([]string, 0, len(c.IPAddresses))
+	for _, ip := range c.IPAddresses {
+		ips = append(ips, ip.String())
+	}
+	dns := slices.Clone(c.DNSNames)
+	slices.Sort(ips)
+	slices.Sort(dns)
+	return fmt.Sprintf("issuer %x\nsubject %x\nauthority %x\nips %s\ndns %s\n",
+		c.RawIssuer, c.RawSubject, c.AuthorityKeyId, strings.Join(ips, ","), strings.Join(dns, ","))
 }
 
 // Hash is the content hash of a NodeState: the sha256 of its JSON with

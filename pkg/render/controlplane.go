@@ -76,6 +76,12 @@ func (r *renderer) etcd(b *builder, m api.ClusterNode) error {
 			r.l.PKI("etcd/ca.crt"), r.l.PKI("etcd/server.crt"), r.l.PKI("etcd/server.key"),
 			r.l.PKI("etcd/peer.crt"), r.l.PKI("etcd/peer.key"),
 		},
+		// etcd loads its serving and peer pairs from the files on every
+		// handshake; its trusted CA only at start.
+		reloads: []string{
+			r.l.PKI("etcd/server.crt"), r.l.PKI("etcd/server.key"),
+			r.l.PKI("etcd/peer.crt"), r.l.PKI("etcd/peer.key"),
+		},
 		hashArgv: hashArgv,
 	})
 	return nil
@@ -122,6 +128,15 @@ func (r *renderer) apiServer(b *builder, m api.ClusterNode) error {
 		r.l.PKI("front-proxy-ca.crt"), r.l.PKI("front-proxy-client.crt"), r.l.PKI("front-proxy-client.key"),
 		r.l.PKI("sa.pub"), r.l.PKI("sa.key"),
 	}, append([]string{k8sExtra(v)}, r.etcdGenerationExtra()...)...)
+	// kube-apiserver reloads its serving pair and its client pairs
+	// (towards etcd, kubelets and aggregated APIs) from the files; its CA
+	// bundles and service-account keys are hashed whole.
+	b.units[len(b.units)-1].reloads = []string{
+		r.l.PKI("apiserver.crt"), r.l.PKI("apiserver.key"),
+		r.l.PKI("apiserver-etcd-client.crt"), r.l.PKI("apiserver-etcd-client.key"),
+		r.l.PKI("apiserver-kubelet-client.crt"), r.l.PKI("apiserver-kubelet-client.key"),
+		r.l.PKI("front-proxy-client.crt"), r.l.PKI("front-proxy-client.key"),
+	}
 	return nil
 }
 
