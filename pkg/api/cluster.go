@@ -216,6 +216,9 @@ type ClusterStatus struct {
 	// /readyz through. A spec whose apiServerEndpoint differs from it moves
 	// the endpoint, which reaches every member at once instead of rolling.
 	APIEndpoint string `json:"apiEndpoint,omitempty" yaml:"apiEndpoint,omitempty"`
+	// Certificates are the cluster's stored certificates as the leader
+	// last read them (no keys): CAs first, then every leaf.
+	Certificates []CertificateStatus `json:"certificates,omitempty" yaml:"certificates,omitempty"`
 }
 
 // SpecRollout is a spec change whose new NodeStates restart control-plane
@@ -357,4 +360,16 @@ func (s *ClusterStatus) Release(id string, controlPlane bool) string {
 		v = s.KubernetesVersion
 	}
 	return v
+}
+
+// CertificateStatus is one stored certificate of a cluster.
+type CertificateStatus struct {
+	// Name is where the controller keeps it, e.g. controlPlanes/node-105/apiServer.
+	Name string `json:"name" yaml:"name"`
+	// Subject is the certificate's distinguished name, e.g. CN=kube-apiserver.
+	Subject string `json:"subject" yaml:"subject"`
+	// Issuer is the distinguished name of the CA that signed it.
+	Issuer string `json:"issuer" yaml:"issuer"`
+	// NotAfter is when it expires, RFC 3339.
+	NotAfter string `json:"notAfter" yaml:"notAfter"`
 }

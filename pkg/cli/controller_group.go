@@ -19,6 +19,7 @@ and your kctl context; the other commands talk to the running replicas.`,
 	cmd.AddCommand(
 		newControllerInitCmd(s),
 		newControllerMembersCmd(s),
+		newControllerCertsCmd(s),
 		newControllerAddCmd(s),
 		newControllerRemoveCmd(s),
 		newControllerSnapshotCmd(s),

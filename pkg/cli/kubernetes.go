@@ -20,6 +20,7 @@ func newKubernetesCmd(s Streams) *cobra.Command {
 		newKubernetesGetCmd(s),
 		newKubernetesListCmd(s),
 		newKubernetesHealthCmd(s),
+		newKubernetesCertsCmd(s),
 		newKubernetesScaleCmd(s),
 		newKubernetesDeleteCmd(s),
 		newKubernetesEtcdCmd(s),

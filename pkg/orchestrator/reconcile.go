@@ -43,6 +43,12 @@ func (o *Orchestrator) reconcile(ctx context.Context, name string, checkHealth b
 	reports := o.loadReports(name)
 	status := c.Status
 	status.Conditions = append([]api.Condition(nil), c.Status.Conditions...)
+	certs, certCond, err := certificates(&c, sec, now)
+	if err != nil {
+		return false, err
+	}
+	status.Certificates = certs
+	status.Conditions = setCondition(status.Conditions, certCond, now)
 	if status.KubernetesVersion == "" && o.cfg.RenderOptions.KubernetesVersion != "" {
 		// A new cluster records the controller's release: only a
 		// ClusterUpdate moves it from now on.

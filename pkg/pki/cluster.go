@@ -6,6 +6,7 @@ import (
 	"net"
 	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"kcore.dev/kcore/pkg/api"
@@ -309,4 +310,20 @@ func parseIPs(addrs ...string) ([]net.IP, error) {
 		out = append(out, ip)
 	}
 	return out, nil
+}
+
+// present reports whether s holds the map entry r's slot lives in (a node
+// whose certificates were not issued yet has none).
+func (r leafRequest) present(s *ClusterSecrets) bool {
+	parts := strings.SplitN(r.name, "/", 3)
+	if len(parts) < 3 {
+		return true
+	}
+	switch parts[0] {
+	case "controlPlanes":
+		return s.ControlPlanes[parts[1]] != nil
+	case "nodes":
+		return s.Nodes[parts[1]] != nil
+	}
+	return true
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"kcore.dev/kcore/pkg/api"
 )
@@ -129,3 +130,45 @@ func Placeholder(c *api.KubernetesCluster) (*ClusterSecrets, error) {
 
 // IsPlaceholder reports whether data is a Placeholder certificate or key.
 func IsPlaceholder(data []byte) bool { return strings.HasPrefix(string(data), placeholderMarker) }
+
+// CertInfo is one stored certificate of a cluster as it is, without its
+// key: what `kctl kubernetes certs` lists and health checks.
+type CertInfo struct {
+	// Name is the slot, e.g. ca or controlPlanes/node-105/apiServer.
+	Name      string
+	Subject   string
+	Issuer    string
+	NotBefore time.Time
+	NotAfter  time.Time
+}
+
+// Inventory lists the certificates s holds for c, parsed from the stored
+// PEMs: the CAs, then every leaf slot Ensure keeps, in Ensure's order. A
+// slot that is empty or does not parse is left out.
+func (s *ClusterSecrets) Inventory(c *api.KubernetesCluster) ([]CertInfo, error) {
+	reqs, err := leafRequests(c)
+	if err != nil {
+		return nil, err
+	}
+	var out []CertInfo
+	add := func(name string, kp *KeyPair) {
+		if kp == nil || len(kp.CertPEM) == 0 {
+			return
+		}
+		cert, err := ParseCert(kp.CertPEM)
+		if err != nil {
+			return
+		}
+		out = append(out, CertInfo{Name: name, Subject: cert.Subject.String(), Issuer: cert.Issuer.String(), NotBefore: cert.NotBefore.UTC(), NotAfter: cert.NotAfter.UTC()})
+	}
+	add("ca", &s.CA)
+	add("etcdCa", &s.EtcdCA)
+	add("frontProxyCa", &s.FrontProxyCA)
+	for _, r := range reqs {
+		if r.remove || !r.present(s) {
+			continue
+		}
+		add(r.name, r.slot(s))
+	}
+	return out, nil
+}

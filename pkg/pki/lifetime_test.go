@@ -114,3 +114,36 @@ func TestEnsureShortenedLifetimeReissues(t *testing.T) {
 		t.Fatalf("EnsureFor with a shorter lifetime reissued %v, want every leaf", got)
 	}
 }
+
+// TestInventoryIsWhatIsStored checks the inventory parses the stored
+// certificates: a renewal shows in it, and a node without secrets yet is
+// left out rather than crashing.
+func TestInventoryIsWhatIsStored(t *testing.T) {
+	c := labCluster()
+	s := &ClusterSecrets{}
+	if _, err := s.EnsureFor(c, testNow(), Lifetime{Leaf: time.Hour}); err != nil {
+		t.Fatal(err)
+	}
+	inv, err := s.Inventory(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := 3 + len(allLeaves(c)); len(inv) != want {
+		t.Fatalf("inventory has %d certificates, want %d", len(inv), want)
+	}
+	for _, ci := range inv {
+		if ci.Name == "controlPlanes/node-105/apiServer" && (!ci.NotAfter.Equal(testNow().Add(time.Hour)) || ci.Subject != "CN=kube-apiserver" || ci.Issuer != "CN=kubernetes") {
+			t.Fatalf("api server certificate %+v", ci)
+		}
+	}
+	delete(s.Nodes, "node-103")
+	inv, err = s.Inventory(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ci := range inv {
+		if ci.Name == "nodes/node-103/kubeletClient" {
+			t.Fatal("inventory lists a certificate that is not stored")
+		}
+	}
+}
