@@ -54,6 +54,8 @@ type ClusterSpec struct {
 	// registry, rendered as /etc/containerd/certs.d/<registry>/hosts.toml. containerd
 	// re-reads them on each pull: a change restarts nothing.
 	RegistryMirrors []RegistryMirror `json:"registryMirrors,omitempty" yaml:"registryMirrors,omitempty"`
+	// EtcdBackup schedules etcd backups kept on the controller; nil takes none.
+	EtcdBackup *EtcdBackupSpec `json:"etcdBackup,omitempty" yaml:"etcdBackup,omitempty"`
 	// InitialCluster is accepted for compatibility and ignored on create: membership comes from the node lists.
 	InitialCluster string `json:"initialCluster,omitempty" yaml:"initialCluster,omitempty"`
 }

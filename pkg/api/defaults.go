@@ -69,6 +69,7 @@ func (c *KubernetesCluster) Default() {
 		s.HighAvailability.HealthCheck = ptr(true)
 	}
 	s.LocalProvisioner.defaults(c.Metadata.Name)
+	s.EtcdBackup.defaults()
 }
 
 func (c *CiliumSpec) defaults() {

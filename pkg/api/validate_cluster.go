@@ -20,6 +20,7 @@ func (c *KubernetesCluster) Validate() Issues {
 	validateProvisioner(v, s)
 	validateExtraArgs(v, s)
 	validateRegistryMirrors(v, s.RegistryMirrors)
+	validateEtcdBackup(v, s.EtcdBackup)
 	if s.InitialCluster != "" {
 		v.warnf("spec.initialCluster", "ignored on create: etcd membership comes from controlPlaneNodes, and the first entry bootstraps")
 	}

@@ -82,6 +82,7 @@ func TestFieldPath(t *testing.T) {
 		{"KubernetesCluster", FormatHCL, "spec.controlPlaneNodes", "control_plane_nodes"},
 		{"KubernetesCluster", FormatHCL, "spec.controlPlaneNodes[2].advertiseAddress", "control_plane_nodes[2].advertise_address"},
 		{"KubernetesCluster", FormatHCL, "spec.localProvisioner.volumes[0].sizeBytes", "local_provisioner.volumes[0].size_bytes"},
+		{"KubernetesCluster", FormatHCL, "spec.etcdBackup.maxAge", "etcd_backup.max_age"},
 		{"KubernetesCluster", FormatHCL, "spec.cilium.loadBalancerIpPools[1]", "cilium.load_balancer_ip_pools[1]"},
 		{"KubernetesCluster", FormatHCL, "spec.apiServer.extraArgs.audit-log-path", "api_server.extra_args.audit-log-path"},
 		{"KubernetesCluster", FormatHCL, "spec.noSuchField", "spec.noSuchField"},

@@ -69,9 +69,9 @@ func snakeCase(s string) string {
 func singular(s string) string { return strings.TrimSuffix(s, "s") }
 
 // isBlockType reports whether a field type is written as nested blocks in HCL
-// (structs and lists of structs) rather than as an attribute.
+// (structs, optional structs and lists of structs) rather than as an attribute.
 func isBlockType(t reflect.Type) bool {
-	if t.Kind() == reflect.Slice {
+	if t.Kind() == reflect.Slice || t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
 	return t.Kind() == reflect.Struct

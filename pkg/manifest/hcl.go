@@ -221,7 +221,15 @@ func (h *hclDecoder) body(b *hclsyntax.Body, targets []hclTarget) {
 		}
 		seen[blk.Type] = at
 		h.doc.setPos(t.path, at)
-		h.body(blk.Body, structTargets(t.v, t.path, t.hclPath))
+		target := t.v
+		if target.Kind() == reflect.Pointer {
+			// An optional block: present means set, even when empty.
+			if target.IsNil() {
+				target.Set(reflect.New(t.f.typ.Elem()))
+			}
+			target = target.Elem()
+		}
+		h.body(blk.Body, structTargets(target, t.path, t.hclPath))
 	}
 }
 

@@ -46,6 +46,8 @@ func hclPathOf(targets []hclTarget, fieldPath string) (string, bool) {
 			return t.hclPath, true
 		case typ.Kind() == reflect.Struct && rest[0] == '.':
 			return hclPathOf(structTargets(reflect.New(typ).Elem(), t.path, t.hclPath), fieldPath)
+		case typ.Kind() == reflect.Pointer && typ.Elem().Kind() == reflect.Struct && rest[0] == '.':
+			return hclPathOf(structTargets(reflect.New(typ.Elem()).Elem(), t.path, t.hclPath), fieldPath)
 		case typ.Kind() == reflect.Slice && isBlockType(typ) && rest[0] == '[':
 			end := strings.IndexByte(rest, ']')
 			if end < 0 {

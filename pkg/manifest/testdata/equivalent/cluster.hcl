@@ -81,5 +81,12 @@ EOT
     endpoints = ["http://10.77.0.1:5001"]
   }
 
+  etcd_backup {
+    interval = "6h"
+    keep     = 14
+    max_age  = "168h"
+    target   = "controller"
+  }
+
   initial_cluster = "node-1=https://192.168.40.1:2380"
 }
