@@ -41,7 +41,37 @@ type EtcdSnapshotInfo struct {
 	SHA256 string `json:"sha256"`
 	// Revision is the etcd revision the snapshot holds.
 	Revision int64 `json:"revision"`
+	// Location is where the content is kept: EtcdSnapshotInRaft (sealed
+	// inside the replicated store, snapshots taken before files existed) or
+	// EtcdSnapshotOnController (a sealed file in a replica's data directory).
+	Location string `json:"location,omitempty"`
+	// Replicas are the raft ids of the controller replicas that hold the
+	// file of a snapshot kept on the controller.
+	Replicas []string `json:"replicas,omitempty"`
 }
+
+// Locations of an etcd snapshot's content.
+const (
+	// EtcdSnapshotInRaft: sealed inside the EtcdSnapshot object (read only).
+	EtcdSnapshotInRaft = "raft"
+	// EtcdSnapshotOnController: a sealed file on the replicas it names.
+	EtcdSnapshotOnController = "controller"
+)
+
+// EtcdSnapshotPath returns /v1/clusters/{name}/etcd/snapshots/{snapshot},
+// the snapshot's content (snapshot without its "<cluster>/" prefix).
+func EtcdSnapshotPath(cluster, snapshot string) string {
+	return EtcdSnapshotsPath(cluster) + "/" + url.PathEscape(snapshot)
+}
+
+// EtcdSnapshotImportPath returns /v1/clusters/{name}/etcd/snapshots/import.
+func EtcdSnapshotImportPath(cluster string) string {
+	return EtcdSnapshotsPath(cluster) + "/import"
+}
+
+// ContentTypeEtcdSnapshot is the media type of an exported etcd snapshot:
+// the etcd database file, as etcdutl snapshot restore reads it.
+const ContentTypeEtcdSnapshot = "application/vnd.etcd.snapshot"
 
 // EtcdSnapshotRequest is the body of POST /v1/clusters/{name}/etcd/snapshots.
 type EtcdSnapshotRequest struct {

@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"time"
 
+	"kcore.dev/kcore/pkg/api"
+	"kcore.dev/kcore/pkg/etcdsnap"
 	"kcore.dev/kcore/pkg/pki"
 	"kcore.dev/kcore/pkg/render"
 	"kcore.dev/kcore/pkg/secrets"
@@ -89,6 +91,23 @@ type Config struct {
 	// Kube dials a cluster's Kubernetes API (finalize, drain, node
 	// removal); nil means DialKube.
 	Kube KubeDialer
+	// Backups keeps etcd snapshots as sealed files on this replica's disk,
+	// outside raft; nil keeps them inside raft and takes no scheduled
+	// backups.
+	Backups *etcdsnap.Files
+	// ReplicaID is this replica's raft id, recorded as the holder of the
+	// snapshot files it writes.
+	ReplicaID string
+	// BackupCheckInterval is how often due backups are looked for
+	// (default DefaultBackupCheckInterval).
+	BackupCheckInterval time.Duration
+	// TakeSnapshot streams a snapshot of a cluster's etcd; nil streams it
+	// through etcd's gateway (etcdsnap.Taker).
+	TakeSnapshot func(ctx context.Context, c *api.KubernetesCluster, sec *pki.ClusterSecrets) (*etcdsnap.Snapshot, error)
+	// FetchSnapshot returns the sealed file of a snapshot from one of the
+	// replicas that hold it, for a restore on a leader that has none; nil
+	// abandons such a restore.
+	FetchSnapshot func(ctx context.Context, name string, replicas []string) ([]byte, error)
 }
 
 func (c Config) withDefaults() (Config, error) {
@@ -136,6 +155,9 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.Checker == nil {
 		c.Checker = &HTTPChecker{}
+	}
+	if c.BackupCheckInterval <= 0 {
+		c.BackupCheckInterval = DefaultBackupCheckInterval
 	}
 	if c.Etcd == nil {
 		c.Etcd = &HTTPEtcd{}

@@ -87,6 +87,7 @@ func (o *Orchestrator) Run(ctx context.Context) error {
 	for _, kind := range []string{api.KindKubernetesCluster, api.KindNode, apiv1.KindNodeReport, api.KindClusterUpdate} {
 		go o.watch(wctx, kind)
 	}
+	go o.runBackups(wctx)
 	health := time.NewTicker(o.cfg.HealthInterval)
 	defer health.Stop()
 	retry := time.NewTimer(o.cfg.RetryInterval)

@@ -3,6 +3,7 @@ package orchestrator
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -29,7 +30,7 @@ func (o *Orchestrator) restoreInput(c *api.KubernetesCluster, status *api.Cluste
 	if rs == nil {
 		return nil
 	}
-	_, gz, err := etcdsnap.Open(o.cfg.Keyring, o.cfg.Node.State(), rs.Snapshot)
+	gz, err := o.openSnapshot(rs.Snapshot)
 	if err == nil {
 		status.Conditions = setCondition(status.Conditions, api.Condition{
 			Type: CondEtcdRestored, Status: StatusUnknown, Reason: "Restoring",
@@ -44,6 +45,31 @@ func (o *Orchestrator) restoreInput(c *api.KubernetesCluster, status *api.Cluste
 		Message: fmt.Sprintf("restore from %s abandoned: %v", rs.Snapshot, err),
 	}, now)
 	return nil
+}
+
+// openSnapshot returns the gzipped content of the stored snapshot name:
+// from raft for a snapshot kept there, from this replica's file, or from a
+// replica that holds the file (kept here afterwards).
+func (o *Orchestrator) openSnapshot(name string) ([]byte, error) {
+	st := o.cfg.Node.State()
+	info, gz, err := etcdsnap.OpenWith(o.cfg.Backups, o.cfg.Keyring, st, name)
+	if !errors.Is(err, etcdsnap.ErrNotLocal) || o.cfg.Backups == nil || o.cfg.FetchSnapshot == nil {
+		return gz, err
+	}
+	if info, err = etcdsnap.Lookup(st, name); err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), etcdsnap.DefaultTimeout)
+	defer cancel()
+	sealed, err := o.cfg.FetchSnapshot(ctx, name, info.Replicas)
+	if err != nil {
+		return nil, fmt.Errorf("fetch etcd snapshot %s from %v: %w", name, info.Replicas, err)
+	}
+	if err := o.cfg.Backups.WriteSealed(name, sealed); err != nil {
+		return nil, err
+	}
+	_, gz, err = etcdsnap.OpenWith(o.cfg.Backups, o.cfg.Keyring, st, name)
+	return gz, err
 }
 
 // finishRestore ends the restore in progress once the cluster is ready

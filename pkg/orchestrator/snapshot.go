@@ -10,11 +10,22 @@ import (
 )
 
 // takeEtcdSnapshot takes an etcd snapshot of c from the first control plane
-// that answers, stores it sealed through raft as an EtcdSnapshot (the
-// cluster's oldest beyond etcdsnap.DefaultKeep deleted in the same batch)
-// and returns its name.
+// that answers and returns its name. With cfg.Backups it is kept as a file
+// on this replica and raft records only its metadata; without, it is stored
+// sealed through raft as an EtcdSnapshot. Either way the cluster's oldest
+// unscheduled snapshots beyond etcdsnap.DefaultKeep are deleted in the same
+// batch.
 func (o *Orchestrator) takeEtcdSnapshot(ctx context.Context, c *api.KubernetesCluster, sec *pki.ClusterSecrets, reason string) (string, error) {
-	snap, err := o.snapshotTaker().Take(ctx, c, sec)
+	if o.cfg.Backups != nil {
+		info, err := o.storeSnapshotFile(ctx, c, sec, reason, etcdsnap.DefaultKeep, 0)
+		if err != nil {
+			return "", err
+		}
+		o.log.Info("etcd snapshot stored", "cluster", c.Metadata.Name, "snapshot", info.Name,
+			"member", info.Member, "bytes", info.SizeBytes, "revision", info.Revision, "sha256", info.SHA256)
+		return info.Name, nil
+	}
+	snap, err := o.takeSnapshot(ctx, c, sec)
 	if err != nil {
 		return "", err
 	}
