@@ -69,6 +69,10 @@ func EtcdSnapshotImportPath(cluster string) string {
 	return EtcdSnapshotsPath(cluster) + "/import"
 }
 
+// HeaderEtcdSnapshot carries the JSON EtcdSnapshotInfo of an exported
+// snapshot, so the client checks the content against the recorded SHA-256.
+const HeaderEtcdSnapshot = "X-Kcore-Etcd-Snapshot"
+
 // ContentTypeEtcdSnapshot is the media type of an exported etcd snapshot:
 // the etcd database file, as etcdutl snapshot restore reads it.
 const ContentTypeEtcdSnapshot = "application/vnd.etcd.snapshot"

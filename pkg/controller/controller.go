@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"kcore.dev/kcore/pkg/etcdsnap"
 	"kcore.dev/kcore/pkg/gitops"
 	"kcore.dev/kcore/pkg/orchestrator"
 	"kcore.dev/kcore/pkg/pki"
@@ -204,6 +205,8 @@ func (c *Controller) open(creds credentials) error {
 		AuditRetention: cfg.AuditRetention,
 
 		NodeCertValidity: cfg.NodeCertValidity,
+
+		EtcdSnapshots: c.snapshotFiles(),
 	})
 	if err != nil {
 		return err
@@ -278,7 +281,15 @@ func (c *Controller) orchestrate() {
 		Logger:         c.log,
 		Checker:        c.cfg.HealthChecker,
 		Kube:           c.cfg.KubeDialer,
+		Backups:        c.snapshotFiles(),
+		ReplicaID:      c.node.ID(),
+		FetchSnapshot:  c.srv.FetchEtcdSnapshot,
 	})
+}
+
+// snapshotFiles are this replica's etcd snapshot files, in its data dir.
+func (c *Controller) snapshotFiles() *etcdsnap.Files {
+	return &etcdsnap.Files{Dir: filepath.Join(c.cfg.DataDir, etcdsnap.DirName), Sealer: c.keyring}
 }
 
 // followGit follows the GitSources while this replica is leader, caching

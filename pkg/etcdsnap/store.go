@@ -31,8 +31,9 @@ var ErrNotFound = errors.New("etcd snapshot not found")
 // the gzipped snapshot sealed for (EtcdSnapshot, name).
 type Stored struct {
 	apiv1.EtcdSnapshotInfo
-	// Content is the sealed gzip of the snapshot.
-	Content store.Sealed `json:"content"`
+	// Content is the sealed gzip of the snapshot; empty for a snapshot
+	// kept as a file (Location EtcdSnapshotOnController).
+	Content store.Sealed `json:"content,omitzero"`
 }
 
 // Name is the object name of a snapshot of cluster taken at with reason:

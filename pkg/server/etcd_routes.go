@@ -63,18 +63,48 @@ func (s *Server) takeEtcdSnapshot(c *call) (any, error) {
 	if err != nil {
 		return nil, newError(apiv1.CodeConflict, "%v", err)
 	}
-	info, ops, err := etcdsnap.Ops(s.keyring, st, kc.Metadata.Name, snap, req.Reason, s.now(), etcdsnap.DefaultKeep)
-	if err != nil {
-		return nil, err
+	return s.keepEtcdSnapshot(c, kc.Metadata.Name, snap, req.Reason)
+}
+
+// keepEtcdSnapshot stores snap of cluster for reason, as a verified file on
+// this replica (metadata in raft) when files are configured, else sealed
+// in raft, with the call's audit entry and the retention of its class in
+// the same raft entry; the dropped snapshots' local files go afterwards.
+func (s *Server) keepEtcdSnapshot(c *call, cluster string, snap *etcdsnap.Snapshot, reason string) (any, error) {
+	st := s.backend.State()
+	var info apiv1.EtcdSnapshotInfo
+	var ops []store.Op
+	var dropped []apiv1.EtcdSnapshotInfo
+	if s.snapFiles != nil {
+		res, err := etcdsnap.StoreFile(s.snapFiles, s.backend.ID(), st, cluster, snap, reason, s.now(), etcdsnap.DefaultKeep, 0)
+		if err != nil {
+			return nil, err
+		}
+		info, ops, dropped = res.Info, res.Ops, res.Dropped
+	} else {
+		var err error
+		if info, ops, err = etcdsnap.Ops(s.keyring, st, cluster, snap, reason, s.now(), etcdsnap.DefaultKeep); err != nil {
+			return nil, err
+		}
 	}
 	entry, err := s.auditEntry(c, http.StatusOK, "")
 	if err != nil {
 		return nil, fmt.Errorf("encode audit entry: %w", err)
 	}
 	if _, err := s.apply(c.r.Context(), store.Batch{Ops: ops, Audit: &store.AppendAudit{Entry: entry}}); err != nil {
+		if s.snapFiles != nil {
+			_ = s.snapFiles.Remove(info.Name)
+		}
 		return nil, err
 	}
 	c.skipAudit = true
+	for _, d := range dropped {
+		if d.Location == apiv1.EtcdSnapshotOnController {
+			if err := s.snapFiles.Remove(d.Name); err != nil {
+				s.log.Warn("remove dropped etcd snapshot file", "snapshot", d.Name, "err", err)
+			}
+		}
+	}
 	return info, nil
 }
 

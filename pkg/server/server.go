@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"kcore.dev/kcore/pkg/apiv1"
+	"kcore.dev/kcore/pkg/etcdsnap"
 	"kcore.dev/kcore/pkg/pki"
 	"kcore.dev/kcore/pkg/secrets"
 )
@@ -55,6 +56,9 @@ type Config struct {
 	Anonymous AnonymousConfig
 	// AuditRetention bounds the audit log by age, entries and bytes.
 	AuditRetention AuditRetention
+	// EtcdSnapshots keeps the etcd snapshots this replica takes or imports
+	// as sealed files outside raft; nil keeps them inside raft.
+	EtcdSnapshots *etcdsnap.Files
 }
 
 // Server is the controller's HTTP API.
@@ -85,6 +89,9 @@ type Server struct {
 
 	seenMu   sync.Mutex
 	lastSeen map[string]time.Time
+
+	// snapFiles are this replica's etcd snapshot files (nil: in raft).
+	snapFiles *etcdsnap.Files
 }
 
 // New returns a Server for cfg.
@@ -93,15 +100,16 @@ func New(cfg Config) (*Server, error) {
 		return nil, errors.New("new server: backend, ca and keyring are required")
 	}
 	s := &Server{
-		backend:  cfg.Backend,
-		ca:       cfg.CA,
-		keyring:  cfg.Keyring,
-		log:      cfg.Logger,
-		now:      cfg.Now,
-		maxBody:  cfg.MaxBody,
-		validity: cfg.CertValidity,
-		limits:   cfg.Limits.withDefaults(),
-		lastSeen: map[string]time.Time{},
+		backend:   cfg.Backend,
+		ca:        cfg.CA,
+		keyring:   cfg.Keyring,
+		snapFiles: cfg.EtcdSnapshots,
+		log:       cfg.Logger,
+		now:       cfg.Now,
+		maxBody:   cfg.MaxBody,
+		validity:  cfg.CertValidity,
+		limits:    cfg.Limits.withDefaults(),
+		lastSeen:  map[string]time.Time{},
 
 		nodeValidity:   cfg.NodeCertValidity,
 		maxRevocations: cfg.MaxRevocations,
