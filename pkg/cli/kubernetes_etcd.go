@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -35,13 +36,20 @@ func newEtcdSnapshotCmd(s Streams) *cobra.Command {
 	var reason string
 	cmd := &cobra.Command{
 		Use:   "snapshot NAME",
-		Short: "Take an etcd snapshot of a cluster now and keep it on the controller",
+		Short: "Take an etcd snapshot of a cluster now and keep it on the controller; list and export snapshots",
 		Long: `Ask the controller leader to stream a snapshot from the cluster's etcd (the
 first control plane that answers), verify it, and store it gzipped and sealed
-under the controller key: a snapshot holds the cluster's Kubernetes Secrets.
-The newest five snapshots of each cluster are kept. Needs the operator role.`,
+under the controller key (a snapshot holds the cluster's Kubernetes Secrets)
+as a file in the leader's data directory; raft records only its name,
+revision, size, SHA-256 and the replica holding it. The newest five
+unscheduled snapshots of each cluster are kept (scheduled backups follow
+spec.etcdBackup). Needs the operator role.
+
+The subcommands list the snapshots and export one to a file.`,
 		Example: `  kctl kubernetes etcd snapshot lab
-  kctl kubernetes etcd snapshot lab --reason before-maintenance`,
+  kctl kubernetes etcd snapshot lab --reason before-maintenance
+  kctl kubernetes etcd snapshot list lab
+  kctl kubernetes etcd snapshot export lab 20261130T001500Z-scheduled -o lab.db`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, _, err := ctlClient(cmd)
@@ -59,6 +67,7 @@ The newest five snapshots of each cluster are kept. Needs the operator role.`,
 		},
 	}
 	cmd.Flags().StringVar(&reason, "reason", "", "why the snapshot is taken; recorded and ends its name (default manual)")
+	cmd.AddCommand(newEtcdSnapshotListCmd(s), newEtcdSnapshotExportCmd(s))
 	return cmd
 }
 
@@ -95,9 +104,9 @@ func newEtcdSnapshotsCmd(s Streams) *cobra.Command {
 
 func newEtcdRestoreCmd(s Streams) *cobra.Command {
 	var f applyFlags
-	var from string
+	var from, fromFile string
 	cmd := &cobra.Command{
-		Use:   "restore NAME --from SNAPSHOT",
+		Use:   "restore NAME --from SNAPSHOT | --from-file FILE",
 		Short: "Restore a cluster's etcd from a stored snapshot after quorum loss",
 		Long: `Disaster recovery for a cluster whose etcd lost quorum (or its data): print
 what will happen, ask y/n, and record the restore on the cluster. The
@@ -107,21 +116,37 @@ recovery: one new cluster of the same members), starts etcd on it and
 restarts the Kubernetes control plane. Everything written to the cluster
 after the snapshot was taken is lost; the old data directories are kept.
 
+With --from-file the snapshot is an etcd database file (one that kctl
+kubernetes etcd snapshot export wrote, or etcdutl saved): it is uploaded to
+the controller, verified and kept as a snapshot with reason imported, then
+restored like any other.
+
 With --wait the command follows the cluster until the restore finished and
 the cluster is ready (exit 0), or gives up after --timeout (exit 1).
 Needs the operator role.`,
 		Example: `  kctl kubernetes etcd snapshots lab
   kctl kubernetes etcd restore lab --from 20261130T001500Z-manual
-  kctl kubernetes etcd restore lab --from lab/20261130T001500Z-manual --yes --wait`,
+  kctl kubernetes etcd restore lab --from lab/20261130T001500Z-manual --yes --wait
+  kctl kubernetes etcd restore lab --from-file lab.db --yes --wait`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if from == "" {
-				return errors.New("--from SNAPSHOT is required (kctl kubernetes etcd snapshots " + args[0] + " lists them)")
+			switch {
+			case from != "" && fromFile != "":
+				return errors.New("give --from SNAPSHOT or --from-file FILE, not both")
+			case fromFile != "":
+				name, err := importSnapshotFile(cmd, s, args[0], fromFile)
+				if err != nil {
+					return err
+				}
+				from = name
+			case from == "":
+				return errors.New("--from SNAPSHOT or --from-file FILE is required (kctl kubernetes etcd snapshot list " + args[0] + " lists the snapshots)")
 			}
 			return runEtcdRestore(cmd, s, args[0], from, f)
 		},
 	}
-	cmd.Flags().StringVar(&from, "from", "", "the snapshot to restore, as listed by kctl kubernetes etcd snapshots")
+	cmd.Flags().StringVar(&from, "from", "", "the snapshot to restore, as listed by kctl kubernetes etcd snapshot list")
+	cmd.Flags().StringVar(&fromFile, "from-file", "", "an etcd snapshot file to upload and restore (as snapshot export writes it)")
 	f.bind(cmd, true)
 	return cmd
 }
@@ -181,6 +206,29 @@ func runEtcdRestore(cmd *cobra.Command, s Streams, name, from string, f applyFla
 	}
 	_, err = fmt.Fprintf(s.Out, "cluster %q is ready on etcd generation %d, %s after the restore was requested\n", name, resp.Generation, time.Since(start).Round(time.Second))
 	return err
+}
+
+// importSnapshotFile uploads the etcd snapshot file path as a snapshot of
+// cluster and returns its stored name.
+func importSnapshotFile(cmd *cobra.Command, s Streams, cluster, path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", fmt.Errorf("read etcd snapshot file: %w", err)
+	}
+	defer f.Close()
+	c, _, err := ctlClient(cmd)
+	if err != nil {
+		return "", err
+	}
+	defer c.Close()
+	info, err := c.ImportEtcdSnapshot(cmdContext(cmd), cluster, f)
+	if err != nil {
+		return "", fmt.Errorf("import etcd snapshot %s into %s: %w", path, cluster, err)
+	}
+	if _, err := fmt.Fprintf(s.Out, "etcd snapshot file %s imported as %s (revision %d, sha256 %s)\n", path, info.Name, info.Revision, info.SHA256); err != nil {
+		return "", err
+	}
+	return info.Name, nil
 }
 
 // printRestorePlan says what a restore does before it is confirmed.
