@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -27,8 +28,24 @@ import (
 // generation is recorded, the restore removed, audited, and the snapshot
 // and oneshot dropped again without restarting etcd.
 func TestEtcdRestoreRendersSnapshotAndFinishes(t *testing.T) {
+	testEtcdRestore(t, false)
+}
+
+// TestEtcdRestoreFromSnapshotFile is the same restore from a snapshot kept
+// as a sealed file on the controller's disk (raft holds only its
+// metadata), as a scheduled backup or an imported file is.
+func TestEtcdRestoreFromSnapshotFile(t *testing.T) {
+	testEtcdRestore(t, true)
+}
+
+func testEtcdRestore(t *testing.T, fromFile bool) {
 	e := newEnv(t, 1)
 	e.cfg.HealthInterval = 50 * time.Millisecond
+	if fromFile {
+		r := e.rc.Replica(0)
+		e.cfg.Backups = &etcdsnap.Files{Dir: filepath.Join(r.DataDir, etcdsnap.DirName), Sealer: e.keyring}
+		e.cfg.ReplicaID = r.ID
+	}
 	c := labCluster(t, "lab", e.apiPort())
 	e.registerNodes(c)
 	e.putCluster(c, api.PhaseBootstrapping)
@@ -39,13 +56,28 @@ func TestEtcdRestoreRendersSnapshotAndFinishes(t *testing.T) {
 	e.waitPhase("lab", api.PhaseReady)
 
 	raw := []byte("etcd database bytes, a Kubernetes Secret inside: hunter2")
+	if fromFile {
+		raw = etcdDBBytes(t, 42)
+	}
 	sum := sha256.Sum256(raw)
 	snap := &etcdsnap.Snapshot{Data: raw, Member: "node-11", SHA256: hex.EncodeToString(sum[:]), Revision: 42}
-	info, ops, err := etcdsnap.Ops(e.keyring, e.state(), "lab", snap, "manual", time.Now(), 0)
-	if err != nil {
-		t.Fatal(err)
+	var info apiv1.EtcdSnapshotInfo
+	if fromFile {
+		res, err := etcdsnap.StoreFile(e.cfg.Backups, e.cfg.ReplicaID, e.state(), "lab", snap, etcdsnap.ReasonImported, time.Now(), etcdsnap.DefaultKeep, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		info = res.Info
+		e.apply(res.Ops...)
+	} else {
+		var ops []store.Op
+		var err error
+		info, ops, err = etcdsnap.Ops(e.keyring, e.state(), "lab", snap, "manual", time.Now(), 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.apply(ops...)
 	}
-	e.apply(ops...)
 
 	cur, _ := e.cluster("lab")
 	cur.Status.EtcdRestore = &api.EtcdRestore{Snapshot: info.Name, Generation: 1, Phase: api.EtcdRestorePhaseRestoring, StartedAt: time.Now().UTC().Format(time.RFC3339)}
