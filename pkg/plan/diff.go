@@ -83,7 +83,27 @@ func scalarFields() []scalarField {
 		{"spec.localProvisioner.storageClassName", func(s *api.ClusterSpec) string { return s.LocalProvisioner.StorageClassName }},
 		{"spec.localProvisioner.mode", func(s *api.ClusterSpec) string { return s.LocalProvisioner.Mode }},
 		{"spec.initialCluster", func(s *api.ClusterSpec) string { return s.InitialCluster }},
+		{"spec.etcdBackup.interval", func(s *api.ClusterSpec) string {
+			return backupField(s, func(b *api.EtcdBackupSpec) string { return b.Interval })
+		}},
+		{"spec.etcdBackup.keep", func(s *api.ClusterSpec) string {
+			return backupField(s, func(b *api.EtcdBackupSpec) string { return intString(b.Keep) })
+		}},
+		{"spec.etcdBackup.maxAge", func(s *api.ClusterSpec) string {
+			return backupField(s, func(b *api.EtcdBackupSpec) string { return b.MaxAge })
+		}},
+		{"spec.etcdBackup.target", func(s *api.ClusterSpec) string {
+			return backupField(s, func(b *api.EtcdBackupSpec) string { return b.Target })
+		}},
 	}
+}
+
+// backupField is a field of spec.etcdBackup, "" when there is none.
+func backupField(s *api.ClusterSpec, get func(*api.EtcdBackupSpec) string) string {
+	if s.EtcdBackup == nil {
+		return ""
+	}
+	return get(s.EtcdBackup)
 }
 
 func diffNodes(list string, old, cur []api.ClusterNode) []change {
