@@ -51,7 +51,11 @@ func (b *builder) updateSteps(s *stepper, j job, next *api.KubernetesCluster, ne
 	}
 	l := layoutOf(j.name, status)
 	b.checkRuntime(next, l, cur)
-	b.stepsFromDiff(s, modeUpdate, l, diffRenders(j.stored, next, old, cur, leaveOrder))
+	pcs := diffRenders(j.stored, next, old, cur, leaveOrder)
+	if s.replace {
+		pcs = leavesFirst(pcs)
+	}
+	b.stepsFromDiff(s, modeUpdate, l, pcs)
 }
 
 // teardownSteps renders the stored cluster and diffs it with nothing:
@@ -77,6 +81,10 @@ func (b *builder) planUpdate(j job) ClusterPlan {
 	changes := diffClusters(j.stored, c)
 	if len(changes) == 0 {
 		return ClusterPlan{Name: j.name, Action: ActionNoOp}
+	}
+	if rs := replacementsOf(j.stored, c); rs != nil {
+		j.scale = &ScaleRequest{Cluster: j.name, Replace: rs}
+		return b.planScale(j)
 	}
 	b.validate(c)
 	b.busy(j)

@@ -43,21 +43,22 @@ const (
 
 // Step actions.
 const (
-	StepCreate       = "create"
-	StepStart        = "start"
-	StepRestart      = "restart"
-	StepStop         = "stop"
-	StepRemove       = "remove"
-	StepKeep         = "keep"
-	StepIssue        = "issue"
-	StepReissue      = "reissue"
-	StepApply        = "apply"
-	StepGrow         = "grow"
-	StepRemount      = "remount"
-	StepDrain        = "drain"
-	StepAddMember    = "add-member"
-	StepRemoveMember = "remove-member"
-	StepReplace      = "replace"
+	StepCreate        = "create"
+	StepStart         = "start"
+	StepRestart       = "restart"
+	StepStop          = "stop"
+	StepRemove        = "remove"
+	StepKeep          = "keep"
+	StepIssue         = "issue"
+	StepReissue       = "reissue"
+	StepApply         = "apply"
+	StepGrow          = "grow"
+	StepRemount       = "remount"
+	StepDrain         = "drain"
+	StepAddMember     = "add-member"
+	StepRemoveMember  = "remove-member"
+	StepPromoteMember = "promote-member"
+	StepReplace       = "replace"
 )
 
 // Blocking issue codes. docs/plan.md explains each with its fix.

@@ -114,6 +114,12 @@ func goldenCases() []struct {
 		{"delete", func() Input {
 			return Input{Stored: lab(), Nodes: labNodes(), Index: 42, Delete: []string{"lab"}}
 		}},
+		{"replace-dead-control-plane", func() Input {
+			return replaceInput(deadNodes("node-107"), Replacement{Node: "node-107", With: node111()})
+		}},
+		{"replace-two-dead", func() Input {
+			return replaceInput(deadNodes("node-107", "node-109"), Replacement{Node: "node-107", With: node111()})
+		}},
 	}
 }
 

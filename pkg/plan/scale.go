@@ -21,28 +21,31 @@ func (b *builder) planScale(j job) ClusterPlan {
 				"%s is not a member of cluster %s", id, j.name)
 		}
 	}
+	b.checkReplace(j)
+	gone := slices.Concat(req.Remove, replacedIDs(req.Replace))
 	drop := func(n api.ClusterNode) bool { return slices.Contains(req.Remove, n.NodeID) }
+	swapControlPlanes(next, req.Replace)
 	next.Spec.ControlPlaneNodes = slices.DeleteFunc(next.Spec.ControlPlaneNodes, drop)
 	next.Spec.WorkerNodes = slices.DeleteFunc(next.Spec.WorkerNodes, drop)
 	next.Spec.LocalProvisioner.Volumes = slices.DeleteFunc(next.Spec.LocalProvisioner.Volumes, func(v api.VolumeSpec) bool {
-		return slices.Contains(req.Remove, v.NodeID)
+		return slices.Contains(gone, v.NodeID)
 	})
 	next.Spec.ControlPlaneNodes = append(next.Spec.ControlPlaneNodes, req.AddControlPlanes...)
 	next.Spec.WorkerNodes = append(next.Spec.WorkerNodes, req.AddWorkers...)
 	next.Default()
 
-	added := append(memberIDs(req.AddControlPlanes), memberIDs(req.AddWorkers)...)
+	added := slices.Concat(memberIDs(req.AddControlPlanes), memberIDs(req.AddWorkers), replacementIDs(req.Replace))
 	b.validate(next)
 	b.busy(j)
 	b.checkMembers(next, contains(added))
 	b.checkCilium(next, st)
-	if len(req.AddControlPlanes) > 0 || slices.ContainsFunc(st.Spec.ControlPlaneNodes, drop) {
+	etcdChange := len(req.AddControlPlanes) > 0 || len(req.Replace) > 0 || slices.ContainsFunc(st.Spec.ControlPlaneNodes, drop)
+	if etcdChange {
 		b.checkTopology(next)
 	}
-	b.checkFsync(next, contains(memberIDs(req.AddControlPlanes)))
+	b.checkFsync(next, contains(slices.Concat(memberIDs(req.AddControlPlanes), replacementIDs(req.Replace))))
 
-	s := &stepper{etcd: newEtcdState(memberIDs(st.Spec.ControlPlaneNodes), b.env.ready)}
-	etcdChange := len(req.AddControlPlanes) > 0 || slices.ContainsFunc(st.Spec.ControlPlaneNodes, drop)
+	s := &stepper{etcd: newEtcdState(memberIDs(st.Spec.ControlPlaneNodes), b.env.ready), replace: len(req.Replace) > 0}
 	if etcdChange && !s.etcd.hasQuorum() {
 		b.block(CodeQuorumLoss, "spec.controlPlaneNodes", "",
 			"bring the not-ready control planes back first; etcd cannot change membership without quorum",

@@ -19,6 +19,10 @@ type stepper struct {
 	// removeStart is the etcd member count before the first removal: every
 	// removal must keep a majority of it healthy.
 	removeStart int
+	// replace marks a control-plane replacement: a joining control plane
+	// is a learner (no vote, quorum unchanged) until a separate promote
+	// step, and the old Node objects are deleted after every other step.
+	replace bool
 }
 
 func (s *stepper) add(node, component, action, disruption, detail string, changes ...ItemChange) {
@@ -74,6 +78,7 @@ func groups(nc NodeChange, l render.Layout) []group {
 // l is the cluster's layout, in which its items are named.
 func (b *builder) stepsFromDiff(s *stepper, mode int, l render.Layout, changes []plannedChange) {
 	var addons []Step
+	var dropNodes []string
 	formed := false
 	for _, pc := range changes {
 		id := pc.Node
@@ -117,12 +122,22 @@ func (b *builder) stepsFromDiff(s *stepper, mode int, l render.Layout, changes [
 				continue
 			}
 			s.add(id, g.component, action, disruption, detail, g.items...)
+			if s.replace && g.component == ComponentEtcd && pc.controlPlane && pc.Membership == MembershipJoin {
+				b.promote(s, id)
+			}
 		}
 		if leaving && mode == modeUpdate {
+			if s.replace {
+				dropNodes = append(dropNodes, id)
+				continue
+			}
 			s.add(id, ComponentMembership, StepRemove, DisruptionNone, "delete the Node object "+id+" from Kubernetes")
 		}
 	}
 	s.steps = append(s.steps, addons...)
+	for _, id := range dropNodes {
+		s.add(id, ComponentMembership, StepRemove, DisruptionNone, "delete the Node object "+id+" from Kubernetes, now that "+id+" left etcd and the other control planes' keepalived peers")
+	}
 }
 
 // etcdMembership projects a joining or leaving control plane's etcd
@@ -145,6 +160,8 @@ func (b *builder) etcdMembership(s *stepper, mode int, id, membership string, ch
 		}
 		s.etcd.add(id, b.env.ready(id))
 		return StepStart, DisruptionNone, "start etcd member " + id + " of the initial cluster"
+	case membership == MembershipJoin && s.replace:
+		return StepAddMember, DisruptionEtcdMembership, fmt.Sprintf("add %s as an etcd learner (it does not vote: the quorum does not change) and start etcd on it", id)
 	case membership == MembershipJoin:
 		had := s.etcd.hasQuorum()
 		s.etcd.add(id, b.env.ready(id))
@@ -169,10 +186,16 @@ func (b *builder) etcdMembership(s *stepper, mode int, id, membership string, ch
 		if down := s.etcd.down(); len(down) > 0 {
 			note = " (not ready: " + names(down) + ")"
 		}
-		b.block(CodeQuorumLoss, "spec.controlPlaneNodes", id,
-			"keep a majority of the control planes healthy through the change: remove fewer control planes, bring the not-ready ones back first, or add replacements (--add-control-plane) before removing",
+		fix := "keep a majority of the control planes healthy through the change: remove fewer control planes, bring the not-ready ones back first, or add replacements (--add-control-plane) before removing"
+		if s.replace {
+			fix = "replace one control plane at a time, and a dead one first: `kctl kubernetes replace` its not-ready members before any healthy one; with fewer healthy members than a quorum, restore etcd from a snapshot instead"
+		}
+		b.block(CodeQuorumLoss, "spec.controlPlaneNodes", id, fix,
 			"removing %s leaves %s (%s); the change starts with %d members and must keep %d of them healthy at every step%s",
 			id, plural(s.etcd.healthyCount(), "healthy etcd member"), s.etcd, start, need, note)
+	}
+	if !b.env.ready(id) {
+		return StepRemoveMember, DisruptionEtcdMembership, fmt.Sprintf("remove %s (not ready) from the etcd membership through a healthy member while the others are a quorum", id)
 	}
 	return StepRemoveMember, DisruptionEtcdMembership, fmt.Sprintf("remove %s from the etcd membership through a healthy member, then stop etcd on %s", id, id)
 }

@@ -44,6 +44,18 @@ type ScaleRequest struct {
 	AddWorkers []api.ClusterNode `json:"addWorkers,omitempty"`
 	// Remove are node ids to drain and remove; their volumes are kept on disk.
 	Remove []string `json:"remove,omitempty"`
+	// Replace swaps control planes for new machines in place: each old
+	// member leaves etcd first, then its replacement joins as a learner and
+	// is promoted (`kctl kubernetes replace`).
+	Replace []Replacement `json:"replace,omitempty"`
+}
+
+// Replacement is one control plane swapped for another machine.
+type Replacement struct {
+	// Node is the control plane that leaves, usually a dead one.
+	Node string `json:"node"`
+	// With is the machine that takes its place.
+	With api.ClusterNode `json:"with"`
 }
 
 // Plan is the result of Compute. Its JSON encoding is the versioned plan format.
