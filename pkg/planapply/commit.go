@@ -70,7 +70,10 @@ func commitOps(v *View, req apiv1.PlanRequest, resp *apiv1.PlanResponse, at time
 			next.Metadata.Annotations = old.Metadata.Annotations
 			next.Status = old.Status
 			next.Status.Phase = api.PhaseUpdating
-			if req.Scale != nil && req.Scale.Cluster == cp.Name {
+			if (req.Scale != nil && req.Scale.Cluster == cp.Name) || membersChange(&old, &next) {
+				// A manifest that replaces a control plane changes etcd
+				// membership as a scale does: the orchestrator does that
+				// only while the cluster is scaling.
 				next.Status.Phase = api.PhaseScaling
 			}
 		}
@@ -142,4 +145,18 @@ func deleteConditions(old []api.Condition, req apiv1.PlanRequest, now string) []
 		out = append(out, api.Condition{Type: api.ConditionPurgeVolumes, Status: "True", Reason: "Requested", Message: "remove the volumes kcore created, with their data", Since: now})
 	}
 	return out
+}
+
+// membersChange reports whether next has members old has not, or lacks
+// some it has.
+func membersChange(old, next *api.KubernetesCluster) bool {
+	ids := func(c *api.KubernetesCluster) []string {
+		var out []string
+		for _, m := range c.Spec.Members() {
+			out = append(out, m.NodeID)
+		}
+		slices.Sort(out)
+		return out
+	}
+	return !slices.Equal(ids(old), ids(next))
 }

@@ -2,6 +2,7 @@ package planapply
 
 import (
 	"encoding/json"
+	"fmt"
 	"maps"
 	"slices"
 	"testing"
@@ -228,5 +229,39 @@ func TestCommitOps(t *testing.T) {
 				t.Fatalf("answer = %+v, want hash %s, clusters %v, updates %v", out, req.Hash, tt.clusters, tt.updates)
 			}
 		})
+	}
+}
+
+// TestCommitReplaceByManifest: a manifest that swaps a dead control plane
+// for a new machine is stored as a scale (phase scaling), since only a
+// scaling cluster's etcd membership is changed by the orchestrator.
+func TestCommitReplaceByManifest(t *testing.T) {
+	cps := []api.ClusterNode{
+		{NodeID: "node-201", AdvertiseAddress: "192.168.41.201"},
+		{NodeID: "node-202", AdvertiseAddress: "192.168.41.202"},
+		{NodeID: "node-203", AdvertiseAddress: "192.168.41.203"},
+	}
+	three := edge("lab", "10.97.0.10")
+	three.Spec.ControlPlaneNodes = cps
+	lab := object(t, api.KindKubernetesCluster, "lab", stored(three), 10)
+	var nodes []store.Object
+	for i, id := range []string{"node-201", "node-202", "node-203", "node-204"} {
+		n := node(id, fmt.Sprintf("192.168.41.%d", 201+i))
+		n.Status.Ready = id != "node-202"
+		nodes = append(nodes, object(t, api.KindNode, id, n, uint64(5+i)))
+	}
+	v := objects{index: 20, clusters: []store.Object{lab}, nodes: nodes}.view(t)
+	desired := edge("lab", "10.97.0.10")
+	desired.Spec.ControlPlaneNodes = slices.Clone(cps)
+	desired.Spec.ControlPlaneNodes[1] = api.ClusterNode{NodeID: "node-204", AdvertiseAddress: "192.168.41.204"}
+	ops, out, err := Commit(v, reviewed(t, v, apiv1.PlanRequest{Clusters: []api.KubernetesCluster{desired}}), render.Options{}, commitTime())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ops) != 1 || out.Clusters["lab"] != api.PhaseScaling {
+		t.Fatalf("commit wrote %d ops, clusters %v; want one put in phase %s", len(ops), out.Clusters, api.PhaseScaling)
+	}
+	if got := decodePut(t, ops[0]); got.phase != api.PhaseScaling {
+		t.Errorf("stored phase %s, want %s", got.phase, api.PhaseScaling)
 	}
 }
