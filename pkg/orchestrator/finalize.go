@@ -33,6 +33,9 @@ const (
 	ReasonDraining      = "Draining"
 	ReasonDrained       = "Drained"
 	ReasonDrainTimedOut = "DrainTimedOut"
+	// ReasonNotHeartbeating: a leaving node silent for HeartbeatTimeout is
+	// not drained (no kubelet would let its pods go).
+	ReasonNotHeartbeating = "NotHeartbeating"
 )
 
 // controlPlaneTaint is the taint of a control plane that runs no pods.

@@ -247,12 +247,38 @@ func (o *Orchestrator) drainLeavers(ctx context.Context, kube *kubeConn, c *api.
 		if states[id].empty() {
 			continue
 		}
+		if o.silent(id, now) {
+			// A dead machine (a control plane being replaced) has no
+			// kubelet to let its pods go: waiting for them would only hold
+			// its etcd member, and so the replacement, for DrainTimeout.
+			// Its pods are recreated elsewhere once its Node is deleted.
+			if cur := findCondition(conds, CondDrainedPrefix+id); cur == nil || cur.Reason == ReasonDraining {
+				conds = setCondition(conds, api.Condition{
+					Type: CondDrainedPrefix + id, Status: StatusTrue, Reason: ReasonNotHeartbeating,
+					Message: fmt.Sprintf("no heartbeat for %s: not drained", o.cfg.HeartbeatTimeout),
+				}, now)
+			}
+			continue
+		}
 		var drained bool
 		if conds, drained = o.drainStep(ctx, kube, c.Metadata.Name, id, conds, now); !drained {
 			draining = append(draining, id)
 		}
 	}
 	return conds, draining
+}
+
+// silent reports whether node sent no heartbeat for HeartbeatTimeout
+// (counted from this leader's start when it never sent one here).
+func (o *Orchestrator) silent(node string, now time.Time) bool {
+	seen, ok := o.lastSeen(node)
+	if !ok {
+		if o.cfg.LastSeen == nil {
+			return false
+		}
+		seen = o.started
+	}
+	return now.Sub(seen) > o.cfg.HeartbeatTimeout
 }
 
 // removeLeavers tears down the NodeStates of nodes that left the cluster
@@ -270,7 +296,10 @@ func (o *Orchestrator) removeLeavers(ctx context.Context, kube *kubeConn, c *api
 			continue
 		}
 		st := states[id]
-		op, done, err := o.teardownStep(name, id, st, reports[id], false, false, now)
+		// A silent node cannot apply its empty state: once it has been
+		// silent for HeartbeatTimeout its teardown is over (as a forced
+		// delete's), so its Node object goes without waiting DeleteGrace.
+		op, done, err := o.teardownStep(name, id, st, reports[id], o.silent(id, now), false, now)
 		if err != nil {
 			return false, nil, err
 		}
