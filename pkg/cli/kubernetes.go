@@ -22,6 +22,7 @@ func newKubernetesCmd(s Streams) *cobra.Command {
 		newKubernetesHealthCmd(s),
 		newKubernetesCertsCmd(s),
 		newKubernetesScaleCmd(s),
+		newKubernetesReplaceCmd(s),
 		newKubernetesDeleteCmd(s),
 		newKubernetesEtcdCmd(s),
 		newKubernetesKubeconfigCmd(s),
