@@ -221,6 +221,34 @@ type ClusterStatus struct {
 	// Certificates are the cluster's stored certificates as the leader
 	// last read them (no keys): CAs first, then every leaf.
 	Certificates []CertificateStatus `json:"certificates,omitempty" yaml:"certificates,omitempty"`
+	// EtcdStaleMembers are what the last health check found in etcd's
+	// membership that the manifest does not account for.
+	EtcdStaleMembers []StaleEtcdMember `json:"etcdStaleMembers,omitempty" yaml:"etcdStaleMembers,omitempty"`
+}
+
+// Reasons of a StaleEtcdMember.
+const (
+	// StaleNotInManifest is an etcd member no control plane of the
+	// manifest has the peer URL of (a machine that left etcd's view of the
+	// cluster without leaving etcd).
+	StaleNotInManifest = "not-in-manifest"
+	// StaleNeverJoined is a control plane of the manifest that has no etcd
+	// member (a machine that never joined).
+	StaleNeverJoined = "never-joined"
+)
+
+// StaleEtcdMember is an etcd member, or a control plane, that etcd's
+// membership and the manifest disagree on.
+type StaleEtcdMember struct {
+	// Reason is StaleNotInManifest or StaleNeverJoined.
+	Reason string `json:"reason" yaml:"reason"`
+	// Name is the member's name (its node id once it started) or, for a
+	// control plane that never joined, its node id.
+	Name string `json:"name,omitempty" yaml:"name,omitempty"`
+	// ID is etcd's member id (not-in-manifest only).
+	ID uint64 `json:"id,omitempty" yaml:"id,omitempty"`
+	// PeerURLs are the member's peer URLs.
+	PeerURLs []string `json:"peerURLs,omitempty" yaml:"peerURLs,omitempty"`
 }
 
 // SpecRollout is a spec change whose new NodeStates restart control-plane

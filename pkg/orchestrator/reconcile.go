@@ -81,6 +81,10 @@ func (o *Orchestrator) reconcile(ctx context.Context, name string, checkHealth b
 	if c.Status.Phase == api.PhaseScaling && isTrue(c.Status.Conditions, CondBootstrapped) && controlPlanesChange(&c, states) {
 		mem = o.syncEtcd(ctx, &c, sec, states, reports, draining)
 		status.Conditions = setCondition(status.Conditions, mem.cond, now)
+		if !mem.pending && mem.cond.Status == StatusTrue {
+			// etcd's members match the control planes again.
+			status.EtcdStaleMembers = nil
+		}
 	}
 
 	// A spec change that restarts control-plane units or kubelets reaches
@@ -139,6 +143,9 @@ func (o *Orchestrator) reconcile(ctx context.Context, name string, checkHealth b
 		h := o.checkHealth(ctx, &c, sec, &status)
 		for _, hc := range healthConditions(h) {
 			status.Conditions = setCondition(status.Conditions, hc, now)
+		}
+		if h.Etcd.OK && o.cfg.Etcd != nil && c.Status.Phase != api.PhaseScaling && c.Status.EtcdRestore == nil {
+			status.Conditions = setCondition(status.Conditions, o.checkMembers(ctx, &c, sec, &status), now)
 		}
 		status.Conditions = o.addonsCondition(ctx, kube, &c, rendered, h.API.OK, status.Conditions, now)
 		status.LastHealthCheck = now.UTC().Format(time.RFC3339)
@@ -334,9 +341,12 @@ func etcdExists(c *api.KubernetesCluster, states map[string]*storedState) bool {
 
 // controlPlanesChange reports whether etcd membership may have to change:
 // a control plane of the spec has no etcd unit published yet, a node that
-// runs one left the control planes, or an earlier membership step is not
-// finished.
+// runs one left the control planes, an earlier membership step is not
+// finished, or the last health check found stale members.
 func controlPlanesChange(c *api.KubernetesCluster, states map[string]*storedState) bool {
+	if len(c.Status.EtcdStaleMembers) > 0 {
+		return true
+	}
 	if cond := findCondition(c.Status.Conditions, CondEtcdMembership); cond != nil && cond.Status != StatusTrue {
 		return true
 	}

@@ -119,3 +119,55 @@ func TestReplaceDeadControlPlane(t *testing.T) {
 		t.Errorf("node-13's drain condition = %+v, want reason %s", cond, ReasonNotHeartbeating)
 	}
 }
+
+// TestStaleEtcdMembers: a member etcd still lists that no control plane of
+// the manifest has, and a control plane that never joined, are found by the
+// health check and recorded with the command that removes them; a scale
+// plan's membership pass then removes the stale member first.
+func TestStaleEtcdMembers(t *testing.T) {
+	e := newEnv(t, 1)
+	c := labCluster(t, "lab", e.apiPort())
+	e.registerNodes(c)
+	e.putCluster(c, api.PhaseBootstrapping)
+	e.runOrchestrator()
+	e.waitStates(c)
+	members := cpNodes(c)
+	delete(members, "node-12")
+	members["node-9"] = "127.0.0.9"
+	e.health.gw.seed(members)
+	e.health.start(c, e.secretsOf("lab"), e.apiLn)
+	e.reportAll("lab")
+	var got *api.KubernetesCluster
+	if err := harness.Poll(waitFor, func() error {
+		got, _ = e.cluster("lab")
+		if len(got.Status.EtcdStaleMembers) != 2 {
+			return fmt.Errorf("stale members %+v", got.Status.EtcdStaleMembers)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	want := []api.StaleEtcdMember{
+		{Reason: api.StaleNotInManifest, Name: "node-9", ID: got.Status.EtcdStaleMembers[0].ID, PeerURLs: []string{"https://127.0.0.9:2380"}},
+		{Reason: api.StaleNeverJoined, Name: "node-12", PeerURLs: []string{"https://127.0.0.12:2380"}},
+	}
+	if fmt.Sprint(got.Status.EtcdStaleMembers) != fmt.Sprint(want) {
+		t.Errorf("stale members = %+v, want %+v", got.Status.EtcdStaleMembers, want)
+	}
+	cond := findCondition(got.Status.Conditions, CondEtcdMembers)
+	if cond == nil || cond.Status != StatusFalse || !strings.Contains(cond.Message, "kctl kubernetes replace lab --node node-12") {
+		t.Errorf("%s = %+v, want False naming the replace of node-12", CondEtcdMembers, cond)
+	}
+
+	// A scale plan's membership pass removes the member no control plane
+	// has before it adds the missing one.
+	e.putCluster(labCluster(t, "lab", e.apiPort()), api.PhaseScaling)
+	if err := harness.Poll(waitFor, func() error {
+		if log := e.health.gw.log(); !slices.Equal(log, []string{"remove node-9", "add https://127.0.0.12:2380 learner=true"}) {
+			return fmt.Errorf("etcd calls %q", log)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+}

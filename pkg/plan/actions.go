@@ -96,6 +96,7 @@ func (b *builder) planUpdate(j job) ClusterPlan {
 	b.checkAddresses(c, j.stored)
 	b.checkStorage(volumeDemands(c, j.stored))
 	b.checkDisks(c, j.stored)
+	b.staleMembers(j, nil)
 	status := b.place(c, j.stored, b.env.status[j.name])
 	b.checkSharing(c, status)
 	s := &stepper{etcd: newEtcdState(memberIDs(j.stored.Spec.ControlPlaneNodes), b.env.ready)}

@@ -108,6 +108,7 @@ const (
 	CodeInitialClusterIgnored = "initial-cluster-ignored"
 	CodeManifestWarning       = "manifest-warning"
 	CodeControlPlaneOnly      = "control-plane-only"
+	CodeEtcdStaleMember       = "etcd-stale-member"
 )
 
 // SlowFsyncMillis is etcd's guidance for the 99th percentile of WAL fsync latency.

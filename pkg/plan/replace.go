@@ -3,6 +3,7 @@ package plan
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	"kcore.dev/kcore/pkg/api"
 )
@@ -129,3 +130,39 @@ func (b *builder) promote(s *stepper, id string) {
 	s.add(id, ComponentEtcd, StepPromoteMember, DisruptionEtcdMembership,
 		fmt.Sprintf("promote learner %s to a voting etcd member once it has caught up (etcd refuses earlier; the orchestrator retries)", id))
 }
+
+// staleMembers warns about what the last health check found in etcd's
+// membership that the stored manifest does not account for, and in a
+// scale plan (add, remove or replace) projects and lists the removal of
+// each member no control plane has: the orchestrator removes those first,
+// and until then they count against the quorum as members that do not
+// answer.
+func (b *builder) staleMembers(j job, s *stepper) {
+	name := j.name
+	for _, m := range b.env.status[name].EtcdStaleMembers {
+		switch m.Reason {
+		case api.StaleNotInManifest:
+			id := m.Name
+			if id == "" && len(m.PeerURLs) > 0 {
+				id = m.PeerURLs[0]
+			}
+			b.warn(CodeEtcdStaleMember, "status.etcdStaleMembers", id,
+				fmt.Sprintf("any `kctl kubernetes scale %s` or `kctl kubernetes replace %s` plan removes it first", name, name),
+				"etcd member %s (%s) is no control plane of %s: it counts against the quorum without answering", id, strings.Join(m.PeerURLs, ", "), name)
+			if s != nil {
+				s.etcd.add(staleKey+id, false)
+				s.etcd.remove(staleKey + id)
+				s.add(id, ComponentEtcd, StepRemoveMember, DisruptionEtcdMembership,
+					fmt.Sprintf("remove the stale etcd member %s, which no control plane of the manifest has", id))
+			}
+		case api.StaleNeverJoined:
+			b.warn(CodeEtcdStaleMember, "status.etcdStaleMembers", m.Name,
+				fmt.Sprintf("`kctl kubernetes replace %s --node %s --with ID:ADDR` for a machine that is gone, or `kctl kubernetes scale %s --remove %s`", name, m.Name, name, m.Name),
+				"control plane %s of %s has no etcd member: it never joined", m.Name, name)
+		}
+	}
+}
+
+// staleKey prefixes a stale member in the projected etcd membership, so it
+// never matches a node id.
+const staleKey = "stale:"

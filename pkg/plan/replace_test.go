@@ -71,6 +71,7 @@ func TestReplaceControlPlane(t *testing.T) {
 		in      Input
 		blocked []string
 		steps   []string
+		warned  string
 	}{
 		{
 			name: "3 with 1 dead: remove, learner, promote, keepalived, Node",
@@ -85,8 +86,8 @@ func TestReplaceControlPlane(t *testing.T) {
 			},
 		},
 		{
-			name:    "3 with 2 dead: no quorum to change membership",
-			in:      replaceInput(deadNodes("node-107", "node-109"), Replacement{Node: "node-107", With: node111()}),
+			name: "3 with 2 dead: no quorum to change membership",
+			in:   replaceInput(deadNodes("node-107", "node-109"), Replacement{Node: "node-107", With: node111()}),
 			// no quorum now, and the removal would leave 1 of 2
 			blocked: []string{CodeQuorumLoss, CodeQuorumLoss},
 		},
@@ -117,6 +118,33 @@ func TestReplaceControlPlane(t *testing.T) {
 			},
 		},
 		{
+			name: "a stale member is removed first and counted until then",
+			in: func() Input {
+				in := replaceInput(deadNodes(), Replacement{Node: "node-107", With: node111()})
+				in.Stored[0].Status.EtcdStaleMembers = []api.StaleEtcdMember{{Reason: api.StaleNotInManifest, Name: "node-9", PeerURLs: []string{"https://192.168.40.9:2380"}}}
+				return in
+			}(),
+			steps: []string{
+				"node-9 etcd remove-member 3/3 healthy, quorum 2",
+				"node-107 etcd remove-member 2/2 healthy, quorum 2",
+				"node-111 etcd add-member 2/2 healthy, quorum 2",
+				"node-111 etcd promote-member 3/3 healthy, quorum 2",
+				"node-105 keepalived restart 3/3 healthy, quorum 2",
+				"node-109 keepalived restart 3/3 healthy, quorum 2",
+				"node-107 membership remove 3/3 healthy, quorum 2",
+			},
+			warned: CodeEtcdStaleMember,
+		},
+		{
+			name: "a stale member and a dead one: no quorum of four",
+			in: func() Input {
+				in := replaceInput(deadNodes("node-107"), Replacement{Node: "node-107", With: node111()})
+				in.Stored[0].Status.EtcdStaleMembers = []api.StaleEtcdMember{{Reason: api.StaleNotInManifest, Name: "node-9"}}
+				return in
+			}(),
+			blocked: []string{CodeQuorumLoss},
+		},
+		{
 			name:    "a worker is not replaced",
 			in:      replaceInput(deadNodes(), Replacement{Node: "node-103", With: node111()}),
 			blocked: []string{CodeNotAMember},
@@ -131,6 +159,9 @@ func TestReplaceControlPlane(t *testing.T) {
 			p := Compute(tc.in)
 			if got := codes(p.Blocking); !slices.Equal(got, tc.blocked) {
 				t.Fatalf("blocking = %v, want %v: %+v", got, tc.blocked, p.Blocking)
+			}
+			if tc.warned != "" && !slices.Contains(codes(p.Warnings), tc.warned) {
+				t.Errorf("warnings = %v, want %s", codes(p.Warnings), tc.warned)
 			}
 			if tc.blocked != nil {
 				return

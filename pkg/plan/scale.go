@@ -46,6 +46,12 @@ func (b *builder) planScale(j job) ClusterPlan {
 	b.checkFsync(next, contains(slices.Concat(memberIDs(req.AddControlPlanes), replacementIDs(req.Replace))))
 
 	s := &stepper{etcd: newEtcdState(memberIDs(st.Spec.ControlPlaneNodes), b.env.ready), replace: len(req.Replace) > 0}
+	for _, m := range b.env.status[j.name].EtcdStaleMembers {
+		if m.Reason == api.StaleNotInManifest {
+			// Counted as a voter that does not answer until its removal step.
+			s.etcd.add(staleKey+m.Name, false)
+		}
+	}
 	if etcdChange && !s.etcd.hasQuorum() {
 		b.block(CodeQuorumLoss, "spec.controlPlaneNodes", "",
 			"bring the not-ready control planes back first; etcd cannot change membership without quorum",
@@ -59,6 +65,7 @@ func (b *builder) planScale(j job) ClusterPlan {
 	}
 	status := b.place(next, st, b.env.status[j.name])
 	b.checkSharing(next, status)
+	b.staleMembers(j, s)
 	b.updateSteps(s, j, next, status, notReadyFirst)
 	return ClusterPlan{Name: j.name, Action: ActionUpdate, Diff: fieldChanges(diffClusters(st, next)), Steps: s.steps, Desired: next, Slot: status.Slot, Shared: status.Shared}
 }
