@@ -86,6 +86,10 @@ func (b *builder) planUpdate(j job) ClusterPlan {
 		j.scale = &ScaleRequest{Cluster: j.name, Replace: rs}
 		return b.planScale(j)
 	}
+	if sr := scaleOf(j.stored, c); sr != nil {
+		j.scale = sr
+		return b.planScale(j)
+	}
 	b.validate(c)
 	b.busy(j)
 	b.checkImmutable(changes, j)
@@ -175,7 +179,9 @@ func (b *builder) checkImmutable(changes []change, j job) {
 	}
 }
 
-// checkMembership blocks adding, removing or readdressing members in a plain re-apply.
+// checkMembership blocks adding, removing or readdressing members in a
+// re-apply that changes anything else too (an edit that only adds or
+// removes members is planned as the scale it is: scaleOf).
 func (b *builder) checkMembership(changes []change, name string) {
 	for _, c := range changes {
 		var what, fix string
@@ -191,7 +197,7 @@ func (b *builder) checkMembership(changes []change, name string) {
 		default:
 			continue
 		}
-		b.block(CodeMembershipChange, c.Path, c.node, "use `"+fix+"`; apply does not change membership",
+		b.block(CodeMembershipChange, c.Path, c.node, "use `"+fix+"`, or apply the membership change alone; apply does not change membership together with other fields",
 			"the manifest %s: membership changes join or remove etcd members and need a scale plan", what)
 	}
 }

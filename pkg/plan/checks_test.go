@@ -154,10 +154,11 @@ func TestIssues(t *testing.T) {
 			wantText:     []string{`VIP 192.168.40.200 is in use by cluster "other" (its VIP)`},
 		},
 		{
-			name: "membership change in a plain apply",
+			name: "membership change mixed with another change",
 			in: func() Input {
 				c := with(labCluster(), func(c *api.KubernetesCluster) {
 					c.Spec.WorkerNodes = append(c.Spec.WorkerNodes, api.ClusterNode{NodeID: "node-104", AdvertiseAddress: "192.168.40.104"})
+					c.Spec.ClusterDNS = "10.96.0.11"
 				})
 				return Input{Desired: clusters(c), Stored: ready(labCluster()), Nodes: allNodes()}
 			},

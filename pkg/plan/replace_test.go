@@ -196,3 +196,31 @@ func TestReplaceByManifestEdit(t *testing.T) {
 		t.Errorf("a replacement mixed with another change: blocking = %v, want %s", codes(mixed.Blocking), CodeMembershipChange)
 	}
 }
+
+// TestScaleByManifestEdit: a manifest that only adds a worker, or only
+// removes one, plans exactly what kctl kubernetes scale plans (the same
+// hash), so a git source or an apply of the edited file scales the cluster.
+func TestScaleByManifestEdit(t *testing.T) {
+	w := api.ClusterNode{NodeID: "node-104", AdvertiseAddress: "192.168.40.104"}
+	base := labCluster()
+	with4 := with(labCluster(), func(c *api.KubernetesCluster) { c.Spec.WorkerNodes = append(c.Spec.WorkerNodes, w) })
+	for _, tt := range []struct {
+		name            string
+		stored, desired *api.KubernetesCluster
+		req             ScaleRequest
+	}{
+		{"add a worker", base, with4, ScaleRequest{Cluster: "lab", AddWorkers: []api.ClusterNode{w}}},
+		{"remove a worker", with4, base, ScaleRequest{Cluster: "lab", Remove: []string{"node-104"}}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			edit := Compute(Input{Desired: clusters(tt.desired), Stored: clusters(stored(tt.stored, api.PhaseReady)), Nodes: allNodes(), Index: 42})
+			cmd := Compute(Input{Stored: clusters(stored(tt.stored, api.PhaseReady)), Nodes: allNodes(), Index: 42, Scale: &tt.req})
+			if edit.Blocked() || cmd.Blocked() {
+				t.Fatalf("blocked: edit %+v, command %+v", edit.Blocking, cmd.Blocking)
+			}
+			if edit.Hash != cmd.Hash {
+				t.Errorf("manifest edit plans %v, the command %v", membershipSteps(edit), membershipSteps(cmd))
+			}
+		})
+	}
+}

@@ -76,3 +76,46 @@ func boolInt(b bool) int {
 	}
 	return 0
 }
+
+// scaleOf recognizes a manifest edit that only changes membership: members
+// added (control planes and workers) and removed, nothing else. It returns
+// the scale request that gives exactly desired from stored, so the edit is
+// planned, ordered and stored as that scale (`kctl kubernetes scale`), or
+// nil for any other change. A node that changes role, or a volume added
+// with a new node, is not a plain scale.
+func scaleOf(stored, desired *api.KubernetesCluster) *ScaleRequest {
+	if stored == nil || desired == nil {
+		return nil
+	}
+	req := &ScaleRequest{Cluster: stored.Metadata.Name}
+	for _, m := range stored.Spec.Members() {
+		if !isMember(desired, m.NodeID) {
+			req.Remove = append(req.Remove, m.NodeID)
+		}
+	}
+	for _, m := range desired.Spec.ControlPlaneNodes {
+		if !isMember(stored, m.NodeID) {
+			req.AddControlPlanes = append(req.AddControlPlanes, m)
+		}
+	}
+	for _, m := range desired.Spec.WorkerNodes {
+		if !isMember(stored, m.NodeID) {
+			req.AddWorkers = append(req.AddWorkers, m)
+		}
+	}
+	if len(req.Remove)+len(req.AddControlPlanes)+len(req.AddWorkers) == 0 {
+		return nil
+	}
+	next := prepared(stored)
+	drop := func(n api.ClusterNode) bool { return slices.Contains(req.Remove, n.NodeID) }
+	next.Spec.ControlPlaneNodes = append(slices.DeleteFunc(next.Spec.ControlPlaneNodes, drop), req.AddControlPlanes...)
+	next.Spec.WorkerNodes = append(slices.DeleteFunc(next.Spec.WorkerNodes, drop), req.AddWorkers...)
+	next.Spec.LocalProvisioner.Volumes = slices.DeleteFunc(next.Spec.LocalProvisioner.Volumes, func(v api.VolumeSpec) bool {
+		return slices.Contains(req.Remove, v.NodeID)
+	})
+	next.Default()
+	if len(diffClusters(next, desired)) != 0 {
+		return nil
+	}
+	return req
+}
