@@ -17,6 +17,7 @@ import (
 	"kcore.dev/kcore/pkg/controller"
 	"kcore.dev/kcore/pkg/orchestrator"
 	"kcore.dev/kcore/pkg/pki"
+	"kcore.dev/kcore/pkg/raftnode"
 	"kcore.dev/kcore/pkg/server"
 	"kcore.dev/kcore/pkg/version"
 )
@@ -89,6 +90,7 @@ func NewController(s Streams) *cobra.Command {
 	root.SetErr(s.Err)
 	f := root.Flags()
 	f.StringVar(&cfg.DataDir, "data-dir", "", "directory for the raft log and snapshots (required)")
+	f.StringVar(&cfg.LogStore, "log-store", raftnode.DefaultLogStore, "raft log store: wal (append-only segments, one fsync per batch; a bolt data dir is migrated at start and its raft.db kept as raft.db.migrated) or bolt (the bbolt file of earlier releases; refused on a data dir already migrated)")
 	f.StringVar(&cfg.Listen, "listen", "", "HTTPS API listen address, e.g. 10.0.0.1:7443 (required)")
 	f.StringVar(&cfg.Advertise, "advertise", "", "API address other replicas and clients use (default: --listen)")
 	f.StringVar(&cfg.RaftListen, "raft-listen", "", "raft listen address (default: --listen host, port + 1)")

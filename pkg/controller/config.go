@@ -11,6 +11,7 @@ import (
 
 	"kcore.dev/kcore/pkg/orchestrator"
 	"kcore.dev/kcore/pkg/pki"
+	"kcore.dev/kcore/pkg/raftnode"
 	"kcore.dev/kcore/pkg/render"
 	"kcore.dev/kcore/pkg/rollout"
 	"kcore.dev/kcore/pkg/server"
@@ -29,6 +30,9 @@ const (
 type Config struct {
 	// DataDir holds the raft log and snapshots.
 	DataDir string
+	// LogStore is the raft log store (raftnode.Config.LogStore): "wal" or
+	// "bolt"; empty means raftnode.DefaultLogStore.
+	LogStore string
 	// Listen is the API's HTTPS listen address, e.g. 0.0.0.0:7443.
 	Listen string
 	// Advertise is the API address other replicas and clients use; default
@@ -119,6 +123,11 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.PKIDir == "" {
 		return c, errors.New("config: --pki-dir is required")
+	}
+	switch c.LogStore {
+	case "", raftnode.LogStoreWAL, raftnode.LogStoreBolt:
+	default:
+		return c, fmt.Errorf("config: --log-store %q: want %s or %s", c.LogStore, raftnode.LogStoreWAL, raftnode.LogStoreBolt)
 	}
 	if c.Listen == "" {
 		return c, errors.New("config: --listen is required")

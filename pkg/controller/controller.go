@@ -180,6 +180,7 @@ func (c *Controller) open(creds credentials) error {
 	c.node, err = raftnode.Open(raftnode.Config{
 		ID:           id,
 		DataDir:      cfg.DataDir,
+		LogStore:     cfg.LogStore,
 		Bootstrap:    cfg.Bootstrap,
 		Logger:       c.log,
 		RaftLogLevel: slog.LevelWarn,

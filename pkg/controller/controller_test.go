@@ -272,6 +272,8 @@ func TestConfigDefaults(t *testing.T) {
 		{"bootstrap and join", Config{DataDir: "d", PKIDir: "p", Listen: ":7443", Bootstrap: true, Join: []string{"x:1"}}, "", "", true},
 		{"no data dir", Config{PKIDir: "p", Listen: ":7443"}, "", "", true},
 		{"no pki dir", Config{DataDir: "d", Listen: ":7443"}, "", "", true},
+		{"bolt log store", Config{DataDir: "d", PKIDir: "p", Listen: ":7443", LogStore: "bolt"}, ":7444", "p/encryption.key", false},
+		{"unknown log store", Config{DataDir: "d", PKIDir: "p", Listen: ":7443", LogStore: "leveldb"}, "", "", true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -50,9 +50,14 @@ type Config struct {
 	// ApplyTimeout bounds how long Apply waits to enqueue a command when the
 	// caller's context has no deadline (default 30s).
 	ApplyTimeout time.Duration
-	// NoSync skips fsync of the raft log. Unsafe; only for benchmarks and
-	// tests that do not cut power.
+	// NoSync skips fsync of the bolt raft log. Unsafe; only for benchmarks
+	// and tests that do not cut power. The WAL always syncs.
 	NoSync bool
+	// LogStore selects the raft log and stable store: LogStoreWAL or
+	// LogStoreBolt; empty means DefaultLogStore. With LogStoreWAL a data
+	// dir that holds a bolt log is migrated at start; with LogStoreBolt a
+	// data dir that holds a WAL is refused (ErrLogStoreMismatch).
+	LogStore string
 }
 
 func (c Config) validate() error {

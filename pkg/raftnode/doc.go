@@ -1,5 +1,7 @@
 // Package raftnode runs one controller replica's hashicorp/raft instance:
-// the bbolt log and stable store (raft-boltdb/v2), the file snapshot store,
+// the log and stable store (a raft-wal write-ahead log by default, or the
+// bbolt file of raft-boltdb/v2; a bolt data dir is migrated to the WAL at
+// start), the file snapshot store,
 // the transport, and a thin FSM that hands every committed entry to the
 // store's command processor (store.State.Apply).
 //

@@ -1,8 +1,112 @@
 package raftnode
 
 import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/raft"
 	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
+	wal "github.com/hashicorp/raft-wal"
+	"github.com/hashicorp/raft-wal/metadb"
 )
+
+// Log store kinds (Config.LogStore).
+const (
+	// LogStoreWAL keeps the raft log in append-only segment files
+	// (hashicorp/raft-wal): one write and one fsync per batch of entries.
+	// A data dir that holds a bolt log is migrated to it at start.
+	LogStoreWAL = "wal"
+	// LogStoreBolt keeps the raft log in one bbolt file (raft-boltdb/v2),
+	// as releases before the WAL did: every batch is a bbolt commit.
+	LogStoreBolt = "bolt"
+	// DefaultLogStore is the kind an empty Config.LogStore selects.
+	DefaultLogStore = LogStoreWAL
+)
+
+// File names under DataDir/raft.
+const (
+	boltLogFile = "raft.db"
+	walDir      = "wal"
+)
+
+// ErrLogStoreMismatch reports a data dir whose raft log is of a kind the
+// configured log store cannot read (a WAL log with LogStoreBolt).
+var ErrLogStoreMismatch = errors.New("raft log store does not match the data dir")
+
+// logStore is what raft needs from the log and stable store, and Close.
+type logStore interface {
+	raft.LogStore
+	raft.StableStore
+	io.Closer
+}
+
+// openLogStore opens the raft log and stable store of the given kind under
+// dir (DataDir/raft), migrating a bolt log to the WAL first when the kind
+// is LogStoreWAL and the dir holds one.
+func openLogStore(dir, kind string, noSync bool, logger hclog.Logger) (logStore, raft.LogStore, error) {
+	switch kind {
+	case "", LogStoreWAL:
+		if err := migrateBoltToWAL(dir, logger, migrateHooks{}); err != nil {
+			return nil, nil, err
+		}
+		w, err := openWAL(filepath.Join(dir, walDir), logger)
+		if err != nil {
+			return nil, nil, err
+		}
+		return w, w, nil
+	case LogStoreBolt:
+		if _, err := os.Stat(filepath.Join(dir, walDir)); err == nil {
+			return nil, nil, fmt.Errorf("open bolt log in %s: %w: it holds a %s log", dir, ErrLogStoreMismatch, LogStoreWAL)
+		}
+		b, err := openBolt(filepath.Join(dir, boltLogFile), noSync)
+		if err != nil {
+			return nil, nil, err
+		}
+		return b, chunkedLogStore{b}, nil
+	default:
+		return nil, nil, fmt.Errorf("open raft log: unknown log store %q (want %s or %s)", kind, LogStoreWAL, LogStoreBolt)
+	}
+}
+
+// walStore is the WAL with a Close that also closes its metadata store:
+// WAL.Close leaves that bbolt file open and locked, so the same process
+// could not open the WAL again (a replica restarted in place would wait
+// for the lock forever).
+type walStore struct {
+	*wal.WAL
+	meta *metadb.BoltMetaDB
+}
+
+// Close closes the WAL's segments and its metadata store.
+func (w walStore) Close() error {
+	return errors.Join(w.WAL.Close(), w.meta.Close())
+}
+
+// openWAL opens (or creates) the WAL in dir.
+func openWAL(dir string, logger hclog.Logger) (walStore, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return walStore{}, fmt.Errorf("create wal dir %s: %w", dir, err)
+	}
+	meta := &metadb.BoltMetaDB{}
+	w, err := wal.Open(dir, wal.WithLogger(logger.Named("wal")), wal.WithMetaStore(meta))
+	if err != nil {
+		return walStore{}, errors.Join(fmt.Errorf("open wal %s: %w", dir, err), meta.Close())
+	}
+	return walStore{WAL: w, meta: meta}, nil
+}
+
+// openBolt opens (or creates) the bbolt log file at path.
+func openBolt(path string, noSync bool) (*raftboltdb.BoltStore, error) {
+	b, err := raftboltdb.New(raftboltdb.Options{Path: path, BoltOptions: boltOptions(), NoSync: noSync})
+	if err != nil {
+		return nil, fmt.Errorf("open bolt log %s: %w", path, err)
+	}
+	return b, nil
+}
 
 // deleteChunk is how many log entries one bbolt transaction deletes when
 // raft truncates the log after a snapshot.

@@ -11,14 +11,13 @@ import (
 	"time"
 
 	"github.com/hashicorp/raft"
-	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
 	"go.etcd.io/bbolt"
 
 	"kcore.dev/kcore/pkg/store"
 )
 
 // logCacheSize is how many of the newest log entries the node keeps in
-// memory in front of bbolt, so the leader replicates what it has just
+// memory in front of the log store, so the leader replicates what it has just
 // written without reading it back from disk. It covers a few of raft's
 // batches (maxAppendEntries) per follower.
 const logCacheSize = 2048
@@ -47,7 +46,7 @@ type Node struct {
 	state *store.State
 	fsm   *fsm
 	trans *raft.NetworkTransport
-	logs  *raftboltdb.BoltStore
+	logs  logStore
 	cache *raft.LogCache
 	snaps *raft.FileSnapshotStore
 
@@ -101,16 +100,12 @@ func Open(cfg Config) (*Node, error) {
 	}
 	n.fsm = &fsm{state: n.state, log: logger}
 
-	var err error
-	n.logs, err = raftboltdb.New(raftboltdb.Options{
-		Path:        filepath.Join(dir, "raft.db"),
-		BoltOptions: boltOptions(),
-		NoSync:      cfg.NoSync,
-	})
+	logs, raftLogs, err := openLogStore(dir, cfg.LogStore, cfg.NoSync, rc.Logger)
 	if err != nil {
-		return nil, fmt.Errorf("open raft node: open log %s: %w", dir, err)
+		return nil, fmt.Errorf("open raft node: %w", err)
 	}
-	if n.cache, err = raft.NewLogCache(logCacheSize, chunkedLogStore{n.logs}); err != nil {
+	n.logs = logs
+	if n.cache, err = raft.NewLogCache(logCacheSize, raftLogs); err != nil {
 		n.logs.Close()
 		return nil, fmt.Errorf("open raft node: %w", err)
 	}
