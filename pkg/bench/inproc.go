@@ -22,7 +22,9 @@ type inprocCluster struct {
 	ctrls []*controller.Controller
 }
 
-func startInproc(ctx context.Context, root string, auth *ctlproc.Authority, log *slog.Logger) (*inprocCluster, error) {
+// startInproc starts three replicas under root with the given raft log
+// store (raftnode.LogStoreWAL or LogStoreBolt; empty for the default).
+func startInproc(ctx context.Context, root string, auth *ctlproc.Authority, log *slog.Logger, logStore string) (*inprocCluster, error) {
 	c := &inprocCluster{}
 	for i := range 3 {
 		pkiDir, err := controllerDir(auth, root, i)
@@ -35,6 +37,7 @@ func startInproc(ctx context.Context, root string, auth *ctlproc.Authority, log 
 			Listen:    "127.0.0.1:0",
 			PKIDir:    pkiDir,
 			Bootstrap: i == 0,
+			LogStore:  logStore,
 			Logger:    log.With("replica", i),
 		}
 		if i > 0 {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"kcore.dev/kcore/pkg/ctlproc"
+	"kcore.dev/kcore/pkg/raftnode"
 )
 
 // Figure groups Options.Only selects.
@@ -177,7 +178,7 @@ func (r *runner) inprocFigures(ctx context.Context, writes, propagation bool) {
 	auth, err := ctlproc.NewAuthority("bench inproc")
 	if err == nil {
 		var cl *inprocCluster
-		cl, err = startInproc(ctx, root, auth, r.o.Logger)
+		cl, err = startInproc(ctx, root, auth, r.o.Logger, "")
 		if err == nil {
 			defer cl.close()
 			if writes {
@@ -202,6 +203,12 @@ func (r *runner) inprocFigures(ctx context.Context, writes, propagation bool) {
 
 func (r *runner) writeFigures(ctx context.Context, cl *inprocCluster, auth *ctlproc.Authority) ([]Figure, error) {
 	b := &writeBench{ours: cl, auth: auth, warmup: r.o.WriteWarmup, duration: r.o.WriteDuration, raw: true}
+	bolt, err := startInproc(ctx, filepath.Join(r.o.DataDir, "inproc-bolt"), auth, r.o.Logger, raftnode.LogStoreBolt)
+	if err != nil {
+		return nil, fmt.Errorf("start the bolt log store cluster: %w", err)
+	}
+	defer bolt.close()
+	b.bolt = bolt
 	if r.o.EtcdBin != "" {
 		e, err := startEtcd(ctx, r.o.EtcdBin, filepath.Join(r.o.DataDir, "etcd"), auth)
 		if err != nil {

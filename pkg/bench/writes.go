@@ -29,18 +29,22 @@ func payload1K() []byte {
 	return []byte(prefix + strings.Repeat("x", size-len(prefix)-len(suffix)) + suffix)
 }
 
-// writeSample is one run of both systems at one client count. raw is the
+// writeSample is one run of both systems at one client count. bolt is
+// ours again on a second cluster whose replicas keep the raft log in bbolt
+// (raftnode.LogStoreBolt) instead of the default WAL, run right after ours
+// so both see the same machine. raw is the
 // same load applied straight to the leader's raft node as a bare put (no
 // HTTP, TLS or audit entry) and rawAudit as the server commits it: the put
 // and its audit entry in one store.Batch, one raft entry. They split the
 // write path's cost.
 type writeSample struct {
-	ours, etcd, raw, rawAudit loadResult
+	ours, bolt, etcd, raw, rawAudit loadResult
 }
 
 // writeBench drives figure 1.
 type writeBench struct {
 	ours     *inprocCluster
+	bolt     *inprocCluster // nil: the bolt comparison is not measured
 	etcd     *etcdCluster
 	auth     *ctlproc.Authority
 	warmup   time.Duration
@@ -50,9 +54,9 @@ type writeBench struct {
 }
 
 // oursOps returns n writers, each a client.Client of its own (its own
-// transport and TLS connection) to the leader's API.
-func (b *writeBench) oursOps(ctx context.Context, n int) ([]op, func(), error) {
-	leader, err := b.ours.waitLeader(ctx)
+// transport and TLS connection) to the leader's API of cl.
+func (b *writeBench) oursOps(ctx context.Context, cl *inprocCluster, n int) ([]op, func(), error) {
+	leader, err := cl.waitLeader(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -161,12 +165,20 @@ func auditedPut(put store.Put, writer int) (store.Command, error) {
 
 func (b *writeBench) runOne(ctx context.Context, n int) (writeSample, error) {
 	var s writeSample
-	ops, done, err := b.oursOps(ctx, n)
+	ops, done, err := b.oursOps(ctx, b.ours, n)
 	if err != nil {
 		return s, err
 	}
 	s.ours = runLoad(ctx, ops, b.warmup, b.duration)
 	done()
+	if b.bolt != nil {
+		ops, done, err := b.oursOps(ctx, b.bolt, n)
+		if err != nil {
+			return s, err
+		}
+		s.bolt = runLoad(ctx, ops, b.warmup, b.duration)
+		done()
+	}
 	if b.raw {
 		ops, err := b.rawOps(ctx, n, false)
 		if err != nil {
@@ -201,6 +213,9 @@ func (b *writeBench) figures(ctx context.Context, counts []int, runs int, progre
 			}
 			line := fmt.Sprintf("writes run %d clients %d: ours %.0f/s p99 %.1f ms (%d errors); raft only %.0f/s, raft put + audit %.0f/s",
 				r+1, n, s.ours.rate(), LatenciesOf(s.ours.lats).P99, s.ours.errs, s.raw.rate(), s.rawAudit.rate())
+			if b.bolt != nil {
+				line += fmt.Sprintf("; bolt log store %.0f/s p99 %.1f ms (%d errors)", s.bolt.rate(), LatenciesOf(s.bolt.lats).P99, s.bolt.errs)
+			}
 			if b.etcd != nil {
 				line += fmt.Sprintf("; etcd %.0f/s p99 %.1f ms (%d errors)", s.etcd.rate(), LatenciesOf(s.etcd.lats).P99, s.etcd.errs)
 			}
@@ -211,6 +226,9 @@ func (b *writeBench) figures(ctx context.Context, counts []int, runs int, progre
 	var out []Figure
 	for _, n := range counts {
 		out = append(out, writeRows(n, samples[n], b.etcd != nil)...)
+		if b.bolt != nil {
+			out = append(out, boltRows(n, samples[n])...)
+		}
 		if b.raw {
 			out = append(out, rawRows(n, samples[n])...)
 		}
@@ -248,6 +266,28 @@ func writeRows(n int, ss []writeSample, withEtcd bool) []Figure {
 		rate = rate.withNote(fmt.Sprintf("%d failed requests over all runs", errs))
 	}
 	return []Figure{rate, p50, p99}
+}
+
+// boltRows compare the raft log stores: ours with the bbolt log, against
+// ours with the default WAL in the same run.
+func boltRows(n int, ss []writeSample) []Figure {
+	var br, or, b99, o99 []float64
+	errs := 0
+	for _, s := range ss {
+		br, or = append(br, s.bolt.rate()), append(or, s.ours.rate())
+		b99, o99 = append(b99, LatenciesOf(s.bolt.lats).P99), append(o99, LatenciesOf(s.ours.lats).P99)
+		errs += s.bolt.errs
+	}
+	id := fmt.Sprintf("1/%d", n)
+	ref := "wal log store, same run"
+	note := "log store comparison: the same writes to a second 3-replica cluster with --log-store bolt, run right after the wal cluster's"
+	if errs > 0 {
+		note += fmt.Sprintf("; %d failed requests over all runs", errs)
+	}
+	return []Figure{
+		measured(id, fmt.Sprintf("  bolt log store: controller writes, %d clients", n), "writes/s", br).withReference(ref, Median(or)).withNote(note),
+		measured(id, fmt.Sprintf("  bolt log store: controller write p99, %d clients", n), "ms", b99).withReference(ref, Median(o99)).withNote(note),
+	}
 }
 
 // rawRows are the diagnostic split: the same writes applied straight to

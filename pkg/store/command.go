@@ -46,14 +46,11 @@ type Command struct {
 	// Payload is the type's JSON payload.
 	Payload json.RawMessage `json:"payload,omitempty"`
 
-	// typed is the payload already decoded (*Put, *Delete, *Batch or
-	// *AppendAudit) when DecodeCommand read it in the same pass as the
-	// envelope; Payload is empty then and wire holds the bytes decoded.
+	// typed is the payload held decoded (*Put, *Delete, *Batch or
+	// *AppendAudit): by NewCommand, or by DecodeCommand in the same pass
+	// as the envelope. Encode writes it in the binary layout and Apply
+	// uses it without decoding JSON; Payload, when set, wins over it.
 	typed any
-	wire  []byte
-	// marshaled is the payload as NewCommand marshaled it: while Payload
-	// is still that slice, Encode copies it without validating it again.
-	marshaled []byte
 }
 
 // Put creates or replaces the object (Kind, Name) with Data.
@@ -126,13 +123,43 @@ func Expect(index uint64) *uint64 {
 }
 
 // NewCommand wraps a payload in a Command of the given type, stamped with
-// this build's schema version.
+// this build's schema version. A Put, Delete, Batch or AppendAudit of its
+// own type is held typed, its raw JSON fields validated and normalized as
+// marshaling the payload would; any other payload is marshaled to JSON.
 func NewCommand(typ string, payload any) (Command, error) {
+	var (
+		typed any
+		err   error
+	)
+	switch p := payload.(type) {
+	case Put:
+		if typ == TypePut {
+			typed, err = p.normalized()
+		}
+	case Delete:
+		if typ == TypeDelete {
+			typed = p.normalized()
+		}
+	case Batch:
+		if typ == TypeBatch {
+			typed, err = p.normalized()
+		}
+	case AppendAudit:
+		if typ == TypeAppendAudit {
+			typed, err = p.normalized()
+		}
+	}
+	if err != nil {
+		return Command{}, fmt.Errorf("encode %s payload: %w", typ, err)
+	}
+	if typed != nil {
+		return Command{Type: typ, Schema: version.Schema, typed: typed}, nil
+	}
 	b, err := json.Marshal(payload)
 	if err != nil {
 		return Command{}, fmt.Errorf("encode %s payload: %w", typ, err)
 	}
-	return Command{Type: typ, Schema: version.Schema, Payload: b, marshaled: b}, nil
+	return Command{Type: typ, Schema: version.Schema, Payload: b}, nil
 }
 
 // Command wraps the put in a Command.
@@ -146,22 +173,3 @@ func (b Batch) Command() (Command, error) { return NewCommand(TypeBatch, b) }
 
 // Command wraps the audit entry in a Command.
 func (a AppendAudit) Command() (Command, error) { return NewCommand(TypeAppendAudit, a) }
-
-// Encode returns the command's wire form, as stored in the raft log.
-func (c Command) Encode() ([]byte, error) {
-	if c.Payload == nil && c.wire != nil {
-		var w Command
-		if err := json.Unmarshal(c.wire, &w); err != nil {
-			return nil, fmt.Errorf("encode command %s: %w", c.Type, err)
-		}
-		c.Payload = w.Payload
-	}
-	if c.payloadMarshaled() {
-		return c.appendWire(make([]byte, 0, len(c.Payload)+128)), nil
-	}
-	b, err := json.Marshal(c)
-	if err != nil {
-		return nil, fmt.Errorf("encode command %s: %w", c.Type, err)
-	}
-	return b, nil
-}

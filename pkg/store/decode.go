@@ -19,15 +19,20 @@ type typedCommand[P any] struct {
 	Payload   *P     `json:"payload"`
 }
 
-// DecodeCommand parses a command's wire form.
+// DecodeCommand parses a command's wire form: the binary form Encode
+// writes (see wireBinary), or the JSON form of schemas 1 and 2, which log
+// entries written before the upgrade hold.
 //
-// Commands as Encode writes them start with their type, so a known type is
+// JSON commands as earlier builds wrote them start with their type, so a known type is
 // decoded in one pass, payload included, and Apply does not decode the
 // payload again: every replica does this for every log entry. Anything
 // else (another field order, an unknown field, a missing payload, trailing
 // data) takes the general path, which decodes the envelope and leaves the
 // payload to Apply; both paths give the same command.
 func DecodeCommand(b []byte) (Command, error) {
+	if len(b) > 0 && b[0] == wireBinary {
+		return decodeBinary(b)
+	}
 	var (
 		c  Command
 		ok bool
@@ -72,7 +77,7 @@ func decodeTyped[P any](b []byte) (c Command, ok bool) {
 	if len(bytes.TrimSpace(b[dec.InputOffset():])) != 0 {
 		return Command{}, false
 	}
-	return Command{Type: w.Type, Schema: w.Schema, Ignorable: w.Ignorable, Time: w.Time, ID: w.ID, Caller: w.Caller, RequestID: w.RequestID, typed: w.Payload, wire: b}, true
+	return Command{Type: w.Type, Schema: w.Schema, Ignorable: w.Ignorable, Time: w.Time, ID: w.ID, Caller: w.Caller, RequestID: w.RequestID, typed: w.Payload}, true
 }
 
 // payloadOf returns cmd's payload as a P: the one DecodeCommand decoded, or

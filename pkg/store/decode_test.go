@@ -3,6 +3,8 @@ package store
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"testing"
 )
 
@@ -90,36 +92,124 @@ func TestDecodeCommandPathsAgree(t *testing.T) {
 	}
 }
 
-// TestEncodeMatchesMarshal: the wire form Encode writes for a command from
-// NewCommand is what json.Marshal writes for it.
-func TestEncodeMatchesMarshal(t *testing.T) {
-	put := mustCmd(t)(Put{Kind: "Node", Name: "a<&>\"\\\u2028é", Data: json.RawMessage(`{ "x" : "<b>" }`)}.Command())
+// oldJSONWire is a command's wire form as schema 2 builds wrote it: the
+// envelope and the payload marshaled to JSON.
+func oldJSONWire(t *testing.T, typ string, payload any, edit func(c *Command)) []byte {
+	t.Helper()
+	p, err := json.Marshal(payload)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := Command{Type: typ, Schema: 2, Payload: p}
+	edit(&c)
+	b, err := json.Marshal(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// TestBinaryEncodingAgreesWithOldJSON applies each command twice: as this
+// build encodes it (binary) and as schema 2 builds did (JSON, read by the
+// old-format reader), and requires the same results and the same state,
+// so a log that holds both applies as it did before the upgrade.
+func TestBinaryEncodingAgreesWithOldJSON(t *testing.T) {
+	put := Put{Kind: "Node", Name: "a<&>\"\\\u2028é", Data: json.RawMessage(`{ "x" : "<b>" }`)}
+	seed := Put{Kind: "Node", Name: "s", Data: json.RawMessage(`1`)}
 	tests := []struct {
-		name string
-		edit func(c *Command)
+		name    string
+		typ     string
+		payload any
+		edit    func(c *Command)
 	}{
-		{"bare", func(*Command) {}},
-		{"stamped", func(c *Command) { c.Time, c.ID = "2026-11-30T00:00:00.123456789Z", "0123abcd" }},
-		{"ignorable", func(c *Command) { c.Ignorable = true }},
-		{"escaped strings", func(c *Command) { c.Type, c.Time, c.ID = "a\"b\\c", "<t>&\n", "é\u2028\x7f" }},
-		{"replaced payload", func(c *Command) { c.Payload = json.RawMessage(`{ "kind" : "Node" }`) }},
-		{"no payload", func(c *Command) { c.Payload = nil }},
+		{"put", TypePut, put, func(*Command) {}},
+		{"put stamped", TypePut, put, func(c *Command) { c.Time, c.ID = "2026-11-30T00:00:00.123456789Z", "0123abcd" }},
+		{"put with request id", TypePut, put, func(c *Command) { c.Caller, c.RequestID = "cluster-admin:x", "r-1" }},
+		{"put without data", TypePut, Put{Kind: "Node", Name: "b"}, func(*Command) {}},
+		{"put cas create", TypePut, Put{Kind: "Node", Name: "b", Data: json.RawMessage(`2`), ExpectModifyIndex: Expect(0)}, func(*Command) {}},
+		{"put cas conflict", TypePut, Put{Kind: "Node", Name: "s", Data: json.RawMessage(`2`), ExpectModifyIndex: Expect(7)}, func(*Command) {}},
+		{"delete", TypeDelete, Delete{Kind: "Node", Name: "s", ExpectModifyIndex: Expect(1)}, func(*Command) {}},
+		{"delete missing", TypeDelete, Delete{Kind: "Node", Name: "zz"}, func(*Command) {}},
+		{"batch with audit", TypeBatch, Batch{Ops: []Op{{Put: &put}, {Delete: &Delete{Kind: "Node", Name: "s"}}}, Audit: &AppendAudit{Entry: json.RawMessage(`{"result": 200}`)}}, func(*Command) {}},
+		{"batch op with both", TypeBatch, Batch{Ops: []Op{{Put: &put, Delete: &Delete{Kind: "Node", Name: "s"}}}}, func(*Command) {}},
+		{"empty batch", TypeBatch, Batch{}, func(*Command) {}},
+		{"append audit", TypeAppendAudit, AppendAudit{Entry: json.RawMessage(`{"result":403}`)}, func(*Command) {}},
+		{"append audit without entry", TypeAppendAudit, AppendAudit{}, func(*Command) {}},
+		{"ignorable unknown type", "later", map[string]int{"x": 1}, func(c *Command) { c.Ignorable = true }},
+		{"unknown type", "later", map[string]int{"x": 1}, func(*Command) {}},
+		{"newer schema", TypePut, put, func(c *Command) { c.Schema = 999 }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c := put
-			tt.edit(&c)
-			got, err := c.Encode()
+			cmd, err := NewCommand(tt.typ, tt.payload)
 			if err != nil {
 				t.Fatal(err)
 			}
-			want, err := json.Marshal(c)
+			tt.edit(&cmd)
+			bin, err := cmd.Encode()
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !bytes.Equal(got, want) {
-				t.Fatalf("Encode:\n%s\njson.Marshal:\n%s", got, want)
+			if bin[0] != wireBinary {
+				t.Fatalf("Encode wrote %q, want the binary form", bin)
+			}
+			old := oldJSONWire(t, tt.typ, tt.payload, func(c *Command) {
+				c.Schema = cmd.Schema
+				c.Ignorable, c.Time, c.ID, c.Caller, c.RequestID = cmd.Ignorable, cmd.Time, cmd.ID, cmd.Caller, cmd.RequestID
+			})
+			var snaps [][]byte
+			var results []string
+			for _, wire := range [][]byte{bin, old} {
+				c, err := DecodeCommand(wire)
+				if err != nil {
+					t.Fatalf("decode %q: %v", wire, err)
+				}
+				s := New(nil)
+				if r := s.Apply(1, mustCmd(t)(seed.Command())); r.Err != nil {
+					t.Fatal(r.Err)
+				}
+				r := s.Apply(2, c)
+				results = append(results, fmt.Sprintf("%d %s", r.Index, ErrorCode(r.Err)))
+				snaps = append(snaps, s.Snapshot().Bytes())
+			}
+			if results[0] != results[1] {
+				t.Fatalf("results differ: binary %q, old JSON %q", results[0], results[1])
+			}
+			if !bytes.Equal(snaps[0], snaps[1]) {
+				t.Fatalf("states differ:\n%s\n---\n%s", snaps[0], snaps[1])
 			}
 		})
+	}
+}
+
+// TestDecodeBinaryRefusesMalformed: every truncation of a binary command,
+// and a command with trailing bytes, is refused as ErrInvalid (never a
+// panic or a partly decoded command).
+func TestDecodeBinaryRefusesMalformed(t *testing.T) {
+	put := Put{Kind: "Node", Name: "a", Data: json.RawMessage(`{"x":1}`), ExpectModifyIndex: Expect(3)}
+	cmd := mustCmd(t)(Batch{Ops: []Op{{Put: &put}, {Delete: &Delete{Kind: "Node", Name: "b"}}}, Audit: &AppendAudit{Entry: json.RawMessage(`1`)}}.Command())
+	cmd.Time, cmd.ID, cmd.Caller, cmd.RequestID = "t", "i", "c", "r"
+	wire, err := cmd.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := DecodeCommand(wire); err != nil {
+		t.Fatalf("whole command: %v", err)
+	}
+	for n := 1; n < len(wire); n++ {
+		if _, err := DecodeCommand(wire[:n]); !errors.Is(err, ErrInvalid) {
+			t.Fatalf("truncated to %d of %d bytes: %v, want ErrInvalid", n, len(wire), err)
+		}
+	}
+	bad := map[string][]byte{
+		"trailing byte":      append(append([]byte{}, wire...), 0),
+		"unknown flag":       {wireBinary, 3, 0x80, 3, 'p', 'u', 't', 0, 0, 0, 0, 0},
+		"typed unknown type": {wireBinary, 3, flagTyped, 1, 'x', 0, 0, 0, 0, 0},
+		"huge op count":      {wireBinary, 3, flagTyped, 5, 'b', 'a', 't', 'c', 'h', 0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 0x0f},
+	}
+	for name, b := range bad {
+		if _, err := DecodeCommand(b); !errors.Is(err, ErrInvalid) {
+			t.Errorf("%s: %v, want ErrInvalid", name, err)
+		}
 	}
 }

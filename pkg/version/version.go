@@ -8,5 +8,7 @@ var Version = "dev"
 // Schema is the controller log and snapshot schema this build writes. A
 // replica refuses log entries and snapshots with a newer schema and reads
 // every older one. Schema 2 added client request ids to commands and the
-// request-id table to snapshots.
-const Schema = 2
+// request-id table to snapshots. Schema 3 writes log entries in a binary
+// form (a leading format byte, length-prefixed fields) instead of JSON;
+// JSON entries of schemas 1 and 2 are still read.
+const Schema = 3
