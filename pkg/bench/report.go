@@ -50,11 +50,23 @@ type Report struct {
 	Figures []Figure `json:"figures"`
 }
 
-// measured returns a figure with its median and spread over runs.
+// measured returns a figure with its median and spread over runs. Runs
+// without a value (NaN: a latency of a run where no request succeeded) are
+// left out; with none left the figure has no value and says why (JSON has
+// no NaN, so the report could not be written otherwise).
 func measured(id, name, unit string, runs []float64) Figure {
-	m := Median(runs)
-	sp := SpreadOf(runs)
-	return Figure{ID: id, Name: name, Unit: unit, Value: &m, Runs: len(runs), Spread: &sp}
+	var ok []float64
+	for _, r := range runs {
+		if !math.IsNaN(r) {
+			ok = append(ok, r)
+		}
+	}
+	if len(ok) == 0 {
+		return Figure{ID: id, Name: name, Unit: unit, Runs: len(runs), Note: "no value: no request succeeded in any run"}
+	}
+	m := Median(ok)
+	sp := SpreadOf(ok)
+	return Figure{ID: id, Name: name, Unit: unit, Value: &m, Runs: len(ok), Spread: &sp}
 }
 
 // notMeasured returns a row that says why it has no value.
@@ -64,6 +76,9 @@ func notMeasured(id, name, why string) Figure {
 
 // withReference sets the reference and the ratio.
 func (f Figure) withReference(name string, ref float64) Figure {
+	if math.IsNaN(ref) {
+		return f.withNote(name + ": no value, no request succeeded in any run")
+	}
 	f.ReferenceName = name
 	f.Reference = &ref
 	if f.Value != nil && ref != 0 && !math.IsNaN(ref) {

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"bytes"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -63,5 +64,26 @@ func TestLogTime(t *testing.T) {
 	}
 	if _, ok := logTime("no time here"); ok {
 		t.Error("logTime found a time in a line without one")
+	}
+}
+
+// TestReportWithFailedRunsEncodes: a run where no request succeeded has a
+// NaN latency; the report still encodes (JSON has no NaN) and the figure
+// keeps the runs that had a value.
+func TestReportWithFailedRunsEncodes(t *testing.T) {
+	nan := LatenciesOf(nil).P99
+	figs := []Figure{
+		measured("1/256", "p99", "ms", []float64{nan, 20, 10}).withReference("etcd", 5),
+		measured("1/256", "p99 all failed", "ms", []float64{nan, nan}).withReference("etcd", nan),
+	}
+	if figs[0].Runs != 2 || *figs[0].Value != 15 {
+		t.Fatalf("figure over runs with a value: %+v", figs[0])
+	}
+	if figs[1].Value != nil || figs[1].Reference != nil || figs[1].Note == "" {
+		t.Fatalf("figure without a value: %+v", figs[1])
+	}
+	path := filepath.Join(t.TempDir(), "results.json")
+	if err := (Report{Figures: figs}).WriteJSON(path); err != nil {
+		t.Fatal(err)
 	}
 }
