@@ -86,6 +86,40 @@ func (w walStore) Close() error {
 	return errors.Join(w.WAL.Close(), w.meta.Close())
 }
 
+// FirstLogIndex returns the first index of the raft log in a stopped
+// replica's data dir, of whichever kind the dir holds (0 for an empty or
+// missing log), for tests and diagnostics. It does not migrate or create
+// anything.
+func FirstLogIndex(dataDir string) (uint64, error) {
+	dir := filepath.Join(dataDir, "raft")
+	var s logStore
+	if ok, err := exists(filepath.Join(dir, walDir)); err != nil {
+		return 0, err
+	} else if ok {
+		w, err := openWAL(filepath.Join(dir, walDir), hclog.NewNullLogger())
+		if err != nil {
+			return 0, err
+		}
+		s = w
+	} else if ok, err := exists(filepath.Join(dir, boltLogFile)); err != nil || !ok {
+		return 0, err
+	} else {
+		b, err := openBolt(filepath.Join(dir, boltLogFile), false)
+		if err != nil {
+			return 0, err
+		}
+		s = b
+	}
+	first, err := s.FirstIndex()
+	if cerr := s.Close(); err == nil && cerr != nil {
+		err = fmt.Errorf("close raft log: %w", cerr)
+	}
+	if err != nil {
+		return 0, fmt.Errorf("read first log index in %s: %w", dir, err)
+	}
+	return first, nil
+}
+
 // openWAL opens (or creates) the WAL in dir.
 func openWAL(dir string, logger hclog.Logger) (walStore, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {

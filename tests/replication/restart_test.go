@@ -3,13 +3,11 @@ package replication
 import (
 	"bytes"
 	"fmt"
-	"path/filepath"
 	"strconv"
 	"testing"
 	"time"
 
-	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
-
+	"kcore.dev/kcore/pkg/raftnode"
 	"kcore.dev/kcore/tests/harness"
 )
 
@@ -64,12 +62,7 @@ func TestRestartFromSnapshotAndLogTail(t *testing.T) {
 	// The logs were compacted: a restart cannot replay from index 1 and
 	// must load the snapshot, then the tail.
 	for _, r := range c.Replicas() {
-		logs, err := raftboltdb.New(raftboltdb.Options{Path: filepath.Join(r.DataDir, "raft", "raft.db")})
-		if err != nil {
-			t.Fatal(err)
-		}
-		first, err := logs.FirstIndex()
-		logs.Close()
+		first, err := raftnode.FirstLogIndex(r.DataDir)
 		if err != nil {
 			t.Fatal(err)
 		}
