@@ -43,12 +43,45 @@ func (b *builder) validate(c *api.KubernetesCluster) {
 	}
 }
 
+// busyDeleting decides a delete of a cluster already being deleted: adding
+// --force escalates it (the teardown then gives up on nodes that do not
+// finish), anything else is blocked since it would change nothing.
+func (b *builder) busyDeleting(j job) {
+	forced := hasTrue(b.env.status[j.name].Conditions, api.ConditionForceDelete)
+	switch {
+	case j.force && !forced:
+		return
+	case forced:
+		b.block(CodeClusterBusy, "status.phase", "",
+			fmt.Sprintf("wait until the deletion finishes (`kctl kubernetes health %s` names the nodes it waits for)", j.name),
+			"the cluster is already being deleted with --force")
+	default:
+		b.block(CodeClusterBusy, "status.phase", "",
+			fmt.Sprintf("wait until the deletion finishes (`kctl kubernetes health %s` names the nodes it waits for), or run `kctl kubernetes delete %s --force`", j.name, j.name),
+			"the cluster is already being deleted; add --force to give up on nodes that do not finish their teardown")
+	}
+}
+
+// hasTrue reports whether conds hold condition typ with status True.
+func hasTrue(conds []api.Condition, typ string) bool {
+	for _, c := range conds {
+		if c.Type == typ {
+			return c.Status == "True"
+		}
+	}
+	return false
+}
+
 // busy blocks a change while the stored cluster is in a phase that is itself a
 // change in progress. Delete and replace are allowed while bootstrapping,
 // updating or scaling, so a stuck cluster can always be removed.
 func (b *builder) busy(j job) {
 	switch j.phase {
 	case api.PhaseDeleting:
+		if j.action == ActionDelete {
+			b.busyDeleting(j)
+			return
+		}
 		b.block(CodeClusterBusy, "status.phase", "",
 			"wait until the deletion finishes (`kctl kubernetes list`), then apply the manifest to create the cluster anew",
 			"the cluster is being deleted")

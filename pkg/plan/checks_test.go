@@ -193,6 +193,24 @@ func TestIssues(t *testing.T) {
 				return Input{Stored: clusters(stored(labCluster(), api.PhaseDeleting)), Nodes: labNodes(), Delete: []string{"lab"}}
 			},
 			wantBlocking: []string{CodeClusterBusy},
+			wantText:     []string{"add --force"},
+		},
+		{
+			name: "delete --force escalates a delete in progress",
+			in: func() Input {
+				return Input{Stored: clusters(stored(labCluster(), api.PhaseDeleting)), Nodes: labNodes(), Delete: []string{"lab"}, Force: true}
+			},
+			wantAction: ActionDelete,
+		},
+		{
+			name: "delete --force of a delete already forced is blocked",
+			in: func() Input {
+				c := stored(labCluster(), api.PhaseDeleting)
+				c.Status.Conditions = []api.Condition{{Type: api.ConditionForceDelete, Status: "True"}}
+				return Input{Stored: clusters(c), Nodes: labNodes(), Delete: []string{"lab"}, Force: true}
+			},
+			wantBlocking: []string{CodeClusterBusy},
+			wantText:     []string{"already being deleted with --force"},
 		},
 		{
 			name: "scale removes a node that is not a member",

@@ -16,6 +16,7 @@ type job struct {
 	stored  *api.KubernetesCluster // prepared; nil for create
 	phase   string                 // the stored cluster's phase
 	scale   *ScaleRequest
+	force   bool // a delete asked with --force
 }
 
 // Compute plans Input: it never modifies its input and is deterministic.
@@ -72,7 +73,7 @@ func collectJobs(in Input, e *env, p *Plan) []job {
 			notFound(name, "delete")
 			continue
 		}
-		jobs[name] = &job{name: name, action: ActionDelete, stored: st, phase: e.phase[name]}
+		jobs[name] = &job{name: name, action: ActionDelete, stored: st, phase: e.phase[name], force: in.Force}
 	}
 	for _, d := range in.Desired {
 		if d == nil {

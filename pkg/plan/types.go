@@ -25,6 +25,10 @@ type Input struct {
 	Scale *ScaleRequest
 	// Delete names clusters to delete (`kctl kubernetes delete NAME`).
 	Delete []string
+	// Force is a delete's --force: it may be added to a delete already in
+	// progress (the cluster's phase is deleting), where it is the one change
+	// allowed.
+	Force bool
 	// Recreate names stored clusters that Desired replaces: they are torn down
 	// and created again, which allows immutable-field changes and loses their
 	// etcd data.

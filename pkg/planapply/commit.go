@@ -62,7 +62,13 @@ func commitOps(v *View, req apiv1.PlanRequest, resp *apiv1.PlanResponse, at time
 		case plan.ActionDelete:
 			next = old
 			next.Status.Phase = api.PhaseDeleting
-			next.Status.Conditions = deleteConditions(old.Status.Conditions, req, now)
+			if old.Status.Phase == api.PhaseDeleting {
+				// --force added to a delete in progress: the options
+				// asked for before stay.
+				next.Status.Conditions = escalateConditions(old.Status.Conditions, req, now)
+			} else {
+				next.Status.Conditions = deleteConditions(old.Status.Conditions, req, now)
+			}
 		default:
 			next = *cp.Desired
 			next.Metadata.Generation = old.Metadata.Generation + 1
@@ -131,6 +137,17 @@ func started(st api.UpdateStatus) bool {
 		return false
 	}
 	return true
+}
+
+// escalateConditions adds --force to the conditions of a cluster already
+// being deleted, keeping every option it was deleted with.
+func escalateConditions(old []api.Condition, req apiv1.PlanRequest, now string) []api.Condition {
+	out := slices.Clone(old)
+	if req.Force {
+		out = slices.DeleteFunc(out, func(c api.Condition) bool { return c.Type == api.ConditionForceDelete })
+		out = append(out, api.Condition{Type: api.ConditionForceDelete, Status: "True", Reason: "Requested", Message: "tear down even where nodes do not answer", Since: now})
+	}
+	return out
 }
 
 // deleteConditions adds the delete options to a cluster's conditions.

@@ -91,6 +91,10 @@ func TestCommitOps(t *testing.T) {
 	forced := object(t, api.KindKubernetesCluster, "lab", withConditions(ready("lab", "10.97.0.10"),
 		api.Condition{Type: "APIReady", Status: "True"},
 		api.Condition{Type: api.ConditionForceDelete, Status: "True", Since: "2026-01-02T00:00:00Z"}), 10)
+	// A cluster being deleted with --purge-volumes, not forced.
+	deleting := withConditions(ready("lab", "10.97.0.10"), api.Condition{Type: api.ConditionPurgeVolumes, Status: "True", Since: "2026-01-02T00:00:00Z"})
+	deleting.Status.Phase = api.PhaseDeleting
+	stuck := object(t, api.KindKubernetesCluster, "lab", deleting, 10)
 	pending := object(t, api.KindClusterUpdate, "u1", withStatus(update("u1", "0.5.0"), rollout.PhasePending), 12)
 	rolling := object(t, api.KindClusterUpdate, "u1", withStatus(update("u1", "0.5.0"), rollout.PhaseRolling), 12)
 	labOnly := objects{index: 20, clusters: []store.Object{lab}, nodes: []store.Object{n201, n202}}
@@ -151,6 +155,15 @@ func TestCommitOps(t *testing.T) {
 			want: []put{{kind: api.KindKubernetesCluster, name: "lab", expect: 10, phase: api.PhaseDeleting, gen: 3,
 				created: "2026-01-01T00:00:00Z", dns: "10.97.0.10",
 				conditions: []string{"APIReady", api.ConditionPurgeVolumes + "@" + atText}}},
+			clusters: map[string]string{"lab": api.PhaseDeleting},
+		},
+		{
+			name:   "delete --force escalates a delete in progress and keeps its options",
+			stored: objects{index: 20, clusters: []store.Object{stuck}, nodes: []store.Object{n201}},
+			req:    apiv1.PlanRequest{Delete: []string{"lab"}, Force: true},
+			want: []put{{kind: api.KindKubernetesCluster, name: "lab", expect: 10, phase: api.PhaseDeleting, gen: 3,
+				created: "2026-01-01T00:00:00Z", dns: "10.97.0.10",
+				conditions: []string{api.ConditionPurgeVolumes + "@2026-01-02T00:00:00Z", api.ConditionForceDelete + "@" + atText}}},
 			clusters: map[string]string{"lab": api.PhaseDeleting},
 		},
 		{

@@ -78,7 +78,7 @@ func compute(v *View, req apiv1.PlanRequest, index uint64, opts render.Options) 
 	}
 	p := plan.Compute(plan.Input{
 		Desired: desired, Stored: v.Stored, Nodes: v.Nodes, Index: index,
-		Prune: req.Prune, Scale: req.Scale, Delete: req.Delete, Recreate: req.Recreate,
+		Prune: req.Prune, Scale: req.Scale, Delete: req.Delete, Force: req.Force, Recreate: req.Recreate,
 		Render: opts,
 	})
 	updates, err := planUpdates(p, v, req.Updates)
