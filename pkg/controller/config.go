@@ -70,6 +70,10 @@ type Config struct {
 	// unavailable before it turns degraded (orchestrator.Config.AddonGrace);
 	// default 5m.
 	AddonGrace time.Duration
+	// DeleteTimeout is how long a delete waits for nodes that heartbeat
+	// but do not report their teardown before it turns Stuck
+	// (orchestrator.Config.DeleteTimeout); default 15m.
+	DeleteTimeout time.Duration
 	// RenderOptions are the orchestrator's render options (e.g. the lab
 	// profile).
 	RenderOptions render.Options

@@ -276,6 +276,7 @@ func (c *Controller) orchestrate() {
 		Now:            c.cfg.Now,
 		HealthInterval: c.cfg.HealthInterval,
 		AddonGrace:     c.cfg.AddonGrace,
+		DeleteTimeout:  c.cfg.DeleteTimeout,
 		RenderOptions:  c.cfg.RenderOptions,
 		Lifetime:       c.cfg.Lifetime,
 		LastSeen:       c.srv.LastSeen,

@@ -21,6 +21,7 @@ const (
 	DefaultRetryInterval    = 2 * time.Second
 	DefaultHeartbeatTimeout = 90 * time.Second
 	DefaultDeleteGrace      = 10 * time.Minute
+	DefaultDeleteTimeout    = 15 * time.Minute
 	DefaultDrainTimeout     = 60 * time.Second
 	DefaultStepTimeout      = 10 * time.Minute
 )
@@ -59,6 +60,11 @@ type Config struct {
 	// reports the teardown nor heartbeats before it gives up on that node
 	// (default 10m).
 	DeleteGrace time.Duration
+	// DeleteTimeout is how long a delete waits, from its first teardown
+	// pass, for nodes that heartbeat but do not report their teardown:
+	// past it the cluster's Teardown condition turns Stuck naming them,
+	// and a delete with --force gives up on them (default 15m).
+	DeleteTimeout time.Duration
 	// DrainTimeout is how long a node leaving the cluster is drained
 	// before its teardown starts anyway (default 60s).
 	DrainTimeout time.Duration
@@ -134,6 +140,9 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.DeleteGrace <= 0 {
 		c.DeleteGrace = DefaultDeleteGrace
+	}
+	if c.DeleteTimeout <= 0 {
+		c.DeleteTimeout = DefaultDeleteTimeout
 	}
 	if c.DrainTimeout <= 0 {
 		c.DrainTimeout = DefaultDrainTimeout

@@ -12,6 +12,17 @@ import (
 	"kcore.dev/kcore/pkg/store"
 )
 
+// The Teardown condition of a cluster being deleted.
+const (
+	// CondTeardown says which nodes a delete waits for.
+	CondTeardown = "Teardown"
+	// ReasonTearingDown: nodes are still within DeleteTimeout.
+	ReasonTearingDown = "TearingDown"
+	// ReasonTeardownStuck: nodes passed DeleteTimeout without reporting
+	// their teardown; --force finishes the delete without them.
+	ReasonTeardownStuck = "Stuck"
+)
+
 // teardownState is what a node leaving a cluster is given: nothing, so its
 // agent stops every unit and removes every file it wrote for the cluster.
 // Volumes are kept unless purge lists them (the node's last rendered
@@ -25,8 +36,9 @@ func teardownState(cluster, node string, gen int64, purge []api.VolumeOp) *api.N
 // state, or — once the node reported it, is unregistered, or stayed silent
 // for DeleteGrace — deletes the state and the node's report. done is true
 // when the node has nothing left to do. purge asks the node to delete the
-// volumes of its last rendered state.
-func (o *Orchestrator) teardownStep(cluster, node string, st *storedState, rep *reportObj, force, purge bool, now time.Time) ([]store.Op, bool, error) {
+// volumes of its last rendered state; giveUp (a forced delete past
+// DeleteTimeout) stops waiting for the node once its empty state is out.
+func (o *Orchestrator) teardownStep(cluster, node string, st *storedState, rep *reportObj, force, purge, giveUp bool, now time.Time) ([]store.Op, bool, error) {
 	if !st.empty() {
 		var vols []api.VolumeOp
 		if purge {
@@ -39,7 +51,7 @@ func (o *Orchestrator) teardownStep(cluster, node string, st *storedState, rep *
 		o.log.Info("tear down node state", "cluster", cluster, "node", node, "generation", st.ns.Generation+1)
 		return []store.Op{op}, false, nil
 	}
-	if !o.tornDown(node, st, rep, force, now) {
+	if !giveUp && !o.tornDown(node, st, rep, force, now) {
 		return nil, false, nil
 	}
 	name := apiv1.NodeStateName(cluster, node)
@@ -88,11 +100,17 @@ func (o *Orchestrator) reconcileDelete(ctx context.Context, obj store.Object, c 
 		ids = append(ids, id)
 	}
 	sort.Strings(ids)
+	force := isTrue(c.Status.Conditions, api.ConditionForceDelete)
+	since := now.UTC().Format(time.RFC3339)
+	if cond := findCondition(c.Status.Conditions, CondTeardown); cond != nil && cond.Since != "" {
+		since = cond.Since
+	}
+	late := overdue(since, now, o.cfg.DeleteTimeout)
 	var ops []store.Op
 	var waiting []string
 	for _, id := range ids {
 		step, done, err := o.teardownStep(name, id, states[id], reports[id],
-			isTrue(c.Status.Conditions, api.ConditionForceDelete), isTrue(c.Status.Conditions, api.ConditionPurgeVolumes), now)
+			force, isTrue(c.Status.Conditions, api.ConditionPurgeVolumes), force && late, now)
 		if err != nil {
 			return false, err
 		}
@@ -107,6 +125,7 @@ func (o *Orchestrator) reconcileDelete(ctx context.Context, obj store.Object, c 
 			Type: CondNodesApplied, Status: StatusFalse, Reason: "TearingDown",
 			Message: "waiting for " + strings.Join(waiting, ", ") + " to stop every unit",
 		}, now)
+		status.Conditions = setCondition(status.Conditions, teardownCondition(name, waiting, late, o.cfg.DeleteTimeout), now)
 		return true, o.commit(ctx, c, obj, status, ops, false, now)
 	}
 	// Every node is done: the deletes of this pass already cover states
@@ -125,4 +144,27 @@ func (o *Orchestrator) reconcileDelete(ctx context.Context, obj store.Object, c 
 	}
 	o.log.Info("cluster deleted", "cluster", name)
 	return false, nil
+}
+
+// teardownCondition is the Teardown condition of a delete waiting for
+// nodes: TearingDown, or Stuck once DeleteTimeout passed (late), naming the
+// nodes and the way to finish without them.
+func teardownCondition(cluster string, waiting []string, late bool, timeout time.Duration) api.Condition {
+	nodes := strings.Join(waiting, ", ")
+	if late {
+		return api.Condition{Type: CondTeardown, Status: StatusFalse, Reason: ReasonTeardownStuck,
+			Message: fmt.Sprintf("%s did not report its teardown within %s; run `kctl kubernetes delete %s --force` to finish without it (its units may keep running)", nodes, timeout, cluster)}
+	}
+	return api.Condition{Type: CondTeardown, Status: StatusFalse, Reason: ReasonTearingDown,
+		Message: fmt.Sprintf("waiting for %s to report its teardown (stuck after %s)", nodes, timeout)}
+}
+
+// overdue reports whether a teardown that started at since (RFC 3339) has
+// run longer than timeout at now; an unknown start is never overdue.
+func overdue(since string, now time.Time, timeout time.Duration) bool {
+	start, err := time.Parse(time.RFC3339, since)
+	if err != nil {
+		return false
+	}
+	return now.Sub(start) > timeout
 }

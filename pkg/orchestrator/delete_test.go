@@ -32,7 +32,7 @@ func TestTeardownStatePurgesVolumesOnlyWhenAsked(t *testing.T) {
 					Units: []api.Unit{{Name: "kcore-etcd", Argv: []string{"etcd"}}}},
 			}
 			c := &api.KubernetesCluster{Status: api.ClusterStatus{Conditions: tt.conds}}
-			ops, done, err := o.teardownStep("lab", "node-11", st, nil, false, isTrue(c.Status.Conditions, api.ConditionPurgeVolumes), time.Now())
+			ops, done, err := o.teardownStep("lab", "node-11", st, nil, false, isTrue(c.Status.Conditions, api.ConditionPurgeVolumes), false, time.Now())
 			if err != nil || done || len(ops) != 1 || ops[0].Put == nil {
 				t.Fatalf("teardown step: %+v, done %v, %v", ops, done, err)
 			}

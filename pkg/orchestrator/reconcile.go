@@ -306,7 +306,7 @@ func (o *Orchestrator) removeLeavers(ctx context.Context, kube *kubeConn, c *api
 		// A silent node cannot apply its empty state: once it has been
 		// silent for HeartbeatTimeout its teardown is over (as a forced
 		// delete's), so its Node object goes without waiting DeleteGrace.
-		op, done, err := o.teardownStep(name, id, st, reports[id], o.silent(id, now), false, now)
+		op, done, err := o.teardownStep(name, id, st, reports[id], o.silent(id, now), false, false, now)
 		if err != nil {
 			return false, nil, err
 		}
