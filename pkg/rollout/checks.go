@@ -20,6 +20,13 @@ func checkInvalid(u *api.ClusterUpdate) []plan.Issue {
 			Message: "update_kind kubernetes needs the Kubernetes version the release moves to",
 			Fix:     "set tested_os_pins.kubernetes_version, e.g. 1.37.0"})
 	}
+	if u.Spec.UpdateKind == api.UpdateKindOS && u.Spec.FlakeRev == "" {
+		// Without a pin the steps would change nothing on any node and
+		// the rollout would report done having done nothing.
+		out = append(out, plan.Issue{Code: CodeOSPinMissing, Path: "spec.flakeRev",
+			Message: "update_kind os has no flake_rev: there is no OS pin to move the nodes to, so every step would change nothing",
+			Fix:     "set flake_ref and flake_rev (a full 40-hex git SHA) to the OS release the nodes move to, or use update_kind = \"kubernetes\" with tested_os_pins.kubernetes_version to move only Kubernetes"})
+	}
 	return out
 }
 

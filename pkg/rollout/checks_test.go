@@ -101,6 +101,11 @@ func TestBlockingRules(t *testing.T) {
 			in.Update.Spec.UpdateKind = api.UpdateKindK8s
 			target("")(in)
 		}, []string{CodeInvalidUpdate}, []string{""}, "update_kind kubernetes needs"},
+		{"update kind os needs a flake pin", func(in *Input) {
+			in.Update.Spec.UpdateKind = api.UpdateKindOS
+			in.Update.Spec.FlakeRev = ""
+		}, []string{CodeOSPinMissing}, []string{""}, "update_kind os has no flake_rev"},
+		{"update kind os with a flake pin", func(in *Input) { in.Update.Spec.UpdateKind = api.UpdateKindOS }, nil, nil, ""},
 		{"invalid manifest", func(in *Input) { in.Update.Spec.BatchSize = 3 }, []string{CodeInvalidUpdate}, []string{""}, "must be 1 with strategy one-at-a-time"},
 	}
 	for _, tc := range tests {

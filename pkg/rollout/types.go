@@ -168,6 +168,7 @@ const (
 	CodeEtcdUpgradePath       = "etcd-upgrade-path"
 	CodeSchemaGate            = "schema-gate"
 	CodeInvalidUpdate         = "invalid-update"
+	CodeOSPinMissing          = "os-pin-missing"
 )
 
 // Warning codes.
