@@ -74,6 +74,10 @@ type Member struct {
 	Suffrage string `json:"suffrage"`
 	// Leader is true for the current leader.
 	Leader bool `json:"leader"`
+	// RecordedSchema is the controller schema the replica recorded that it
+	// reads and writes (when it joined or last led): what ClusterUpdate
+	// schema gates compare. 0 when it recorded none.
+	RecordedSchema int `json:"recordedSchema"`
 }
 
 // MemberData is the data of a stored KindMember object.
@@ -82,6 +86,10 @@ type MemberData struct {
 	RaftAddr string `json:"raftAddr"`
 	// HTTPAddr is the API address.
 	HTTPAddr string `json:"httpAddr"`
+	// Schema is the controller schema (version.Schema) the replica reads
+	// and writes, as it recorded when it joined or last led; 0 for a
+	// replica that recorded none.
+	Schema int `json:"schema,omitempty"`
 }
 
 // AddMemberRequest is POST /v1/members: add a voter.
@@ -92,6 +100,8 @@ type AddMemberRequest struct {
 	RaftAddr string `json:"raftAddr"`
 	// HTTPAddr is its API address.
 	HTTPAddr string `json:"httpAddr"`
+	// Schema is the controller schema the new replica reads and writes.
+	Schema int `json:"schema,omitempty"`
 }
 
 // JoinRequest is POST /v1/join: a node exchanges a join token for its certificate.

@@ -20,6 +20,7 @@ import (
 	"kcore.dev/kcore/pkg/raftnode"
 	"kcore.dev/kcore/pkg/secrets"
 	"kcore.dev/kcore/pkg/server"
+	"kcore.dev/kcore/pkg/version"
 )
 
 // LogStarted is the message a replica logs (at info, with its id and its
@@ -243,7 +244,7 @@ func (c *Controller) recordSelfWhenLeader() {
 				continue
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-			if _, err := c.srv.RecordMember(ctx, c.node.ID(), c.node.Addr(), c.httpAddr); err != nil {
+			if _, err := c.srv.RecordMember(ctx, c.node.ID(), c.node.Addr(), c.httpAddr, version.Schema); err != nil {
 				c.log.Warn("record this replica as a member", "err", err)
 			}
 			cancel()

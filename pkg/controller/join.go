@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"kcore.dev/kcore/pkg/apiv1"
+	"kcore.dev/kcore/pkg/version"
 )
 
 // join asks the configured members, in turn, to add this replica as a
@@ -20,7 +21,7 @@ import (
 func (c *Controller) join(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, c.cfg.JoinTimeout)
 	defer cancel()
-	body, err := json.Marshal(apiv1.AddMemberRequest{ID: c.node.ID(), RaftAddr: c.node.Addr(), HTTPAddr: c.httpAddr})
+	body, err := json.Marshal(apiv1.AddMemberRequest{ID: c.node.ID(), RaftAddr: c.node.Addr(), HTTPAddr: c.httpAddr, Schema: version.Schema})
 	if err != nil {
 		return fmt.Errorf("join: %w", err)
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"kcore.dev/kcore/pkg/api"
+	"kcore.dev/kcore/pkg/apiv1"
 	"kcore.dev/kcore/pkg/rollout"
 	"kcore.dev/kcore/pkg/store"
 )
@@ -172,7 +173,8 @@ func (r *roller) plan() (*rollout.RolloutPlan, api.UpdateStatus) {
 	}
 	u := *r.u
 	u.Default()
-	p := rollout.Plan(rollout.Input{Update: &u, Clusters: cs, Nodes: nodes})
+	ctrls := apiv1.ControllerReplicas(r.o.cfg.Node.State().List(apiv1.KindMember))
+	p := rollout.Plan(rollout.Input{Update: &u, Clusters: cs, Nodes: nodes, Controllers: ctrls})
 	init := rollout.InitialStatus(p)
 	st.Steps, st.ToVersion = init.Steps, init.ToVersion
 	if st.Phase == "" {

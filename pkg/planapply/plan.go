@@ -32,6 +32,10 @@ type View struct {
 	// NodeIndex is each Node object's modify index: a node that reported
 	// new facts after a plan may render differently.
 	NodeIndex map[string]uint64
+	// Controllers are the controller replicas with the schema each
+	// recorded (apiv1.ControllerReplicas); ClusterUpdate schema gates are
+	// checked against them.
+	Controllers []rollout.ControllerReplica
 }
 
 // NewView decodes the stored clusters, ClusterUpdates and nodes read at
@@ -137,7 +141,7 @@ func planUpdates(p *plan.Plan, v *View, desired []api.ClusterUpdate) ([]apiv1.Up
 			}
 		}
 		if up.Desired != nil {
-			up.Rollout = rollout.Plan(rollout.Input{Update: up.Desired, Clusters: v.Stored, Nodes: v.Nodes})
+			up.Rollout = rollout.Plan(rollout.Input{Update: up.Desired, Clusters: v.Stored, Nodes: v.Nodes, Controllers: v.Controllers})
 		}
 		out = append(out, up)
 	}

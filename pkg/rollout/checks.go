@@ -97,7 +97,16 @@ func failing(cs []api.Condition) string {
 // downgrade of the controller.
 func checkSchema(s api.UpdateSpec, replicas []ControllerReplica) []plan.Issue {
 	var out []plan.Issue
+	gated := s.PreviousSchemaVersion > 0 || s.MinCompatibleReader > 0 || s.SchemaVersion > 0
 	for _, r := range replicas {
+		if r.Schema == 0 {
+			if gated {
+				out = append(out, plan.Issue{Code: CodeSchemaGate, Path: "spec.minCompatibleReader",
+					Message: fmt.Sprintf("controller replica %s recorded no schema (it runs a build from before replicas recorded one), so release %s's schema gates cannot be checked against it", r.ID, s.Version),
+					Fix:     fmt.Sprintf("upgrade replica %s to the current release first (it records its schema when it joins or leads), or remove it from the controller (`kctl controller members`)", r.ID)})
+			}
+			continue
+		}
 		if p := s.PreviousSchemaVersion; p > 0 && r.Schema < p {
 			out = append(out, plan.Issue{Code: CodeSchemaGate, Path: "spec.previousSchemaVersion",
 				Message: fmt.Sprintf("controller replica %s runs schema %d; release %s upgrades from schema %d and cannot migrate %d", r.ID, r.Schema, s.Version, p, r.Schema),

@@ -97,6 +97,8 @@ func TestBlockingRules(t *testing.T) {
 			[]string{CodeSchemaGate, CodeSchemaGate}, []string{"", ""}, "controller replica controller-c runs schema 55; release 0.5.0 upgrades from schema 56"},
 		{"schema gates: a replica already newer", func(in *Input) { in.Controllers = replicas(56, 60, 59) },
 			[]string{CodeSchemaGate}, []string{""}, "controller replica controller-b already runs schema 60"},
+		{"schema gates: a replica that recorded no schema", func(in *Input) { in.Controllers = replicas(56, 0, 59) },
+			[]string{CodeSchemaGate}, []string{""}, "controller replica controller-b recorded no schema"},
 		{"update kind kubernetes needs a version", func(in *Input) {
 			in.Update.Spec.UpdateKind = api.UpdateKindK8s
 			target("")(in)

@@ -12,15 +12,20 @@ import (
 
 // memberHTTP is the HTTP address recorded for raft id, "" when none is.
 func (s *Server) memberHTTP(id string) string {
+	return s.memberData(id).HTTPAddr
+}
+
+// memberData is what raft id recorded, empty when it recorded nothing.
+func (s *Server) memberData(id string) apiv1.MemberData {
+	var m apiv1.MemberData
 	o, ok := s.backend.State().Get(apiv1.KindMember, id)
 	if !ok {
-		return ""
+		return m
 	}
-	var m apiv1.MemberData
 	if err := json.Unmarshal(o.Data, &m); err != nil {
-		return ""
+		return apiv1.MemberData{}
 	}
-	return m.HTTPAddr
+	return m
 }
 
 // members joins the raft configuration with the recorded HTTP addresses.
@@ -32,9 +37,10 @@ func (s *Server) members(ctx context.Context) ([]apiv1.Member, error) {
 	leader, _ := s.backend.Leader()
 	out := make([]apiv1.Member, 0, len(peers))
 	for _, p := range peers {
+		m := s.memberData(p.ID)
 		out = append(out, apiv1.Member{
-			ID: p.ID, RaftAddr: p.Addr, HTTPAddr: s.memberHTTP(p.ID),
-			Suffrage: p.Suffrage, Leader: p.ID == leader,
+			ID: p.ID, RaftAddr: p.Addr, HTTPAddr: m.HTTPAddr,
+			Suffrage: p.Suffrage, Leader: p.ID == leader, RecordedSchema: m.Schema,
 		})
 	}
 	return out, nil
@@ -56,7 +62,7 @@ func (s *Server) addMember(c *call) (any, error) {
 	if err := s.backend.AddVoter(c.r.Context(), req.ID, req.RaftAddr); err != nil {
 		return nil, fmt.Errorf("add member %s: %w", req.ID, err)
 	}
-	idx, err := s.RecordMember(c.r.Context(), req.ID, req.RaftAddr, req.HTTPAddr)
+	idx, err := s.RecordMember(c.r.Context(), req.ID, req.RaftAddr, req.HTTPAddr, req.Schema)
 	if err != nil {
 		return nil, err
 	}
@@ -64,10 +70,12 @@ func (s *Server) addMember(c *call) (any, error) {
 }
 
 // RecordMember stores (or refreshes) the Member object of a replica so
-// followers can forward to it when it leads. It must run on the leader; it
+// followers can forward to it when it leads, with the controller schema it
+// reads and writes (version.Schema of its build; the schema gates of a
+// ClusterUpdate are checked against it). It must run on the leader; it
 // writes nothing when the record is already current.
-func (s *Server) RecordMember(ctx context.Context, id, raftAddr, httpAddr string) (uint64, error) {
-	data, err := json.Marshal(apiv1.MemberData{RaftAddr: raftAddr, HTTPAddr: httpAddr})
+func (s *Server) RecordMember(ctx context.Context, id, raftAddr, httpAddr string, schema int) (uint64, error) {
+	data, err := json.Marshal(apiv1.MemberData{RaftAddr: raftAddr, HTTPAddr: httpAddr, Schema: schema})
 	if err != nil {
 		return 0, fmt.Errorf("encode member %s: %w", id, err)
 	}

@@ -12,7 +12,7 @@ import (
 	"kcore.dev/kcore/pkg/store"
 )
 
-// readView reads clusters, updates and nodes at one store index: it reads
+// readView reads clusters, updates, nodes and controller replicas at one store index: it reads
 // again when a command was applied while it read. The nodes carry the
 // readiness this replica's heartbeats say.
 func (s *Server) readView() (*planapply.View, error) {
@@ -23,6 +23,7 @@ func (s *Server) readView() (*planapply.View, error) {
 		if err != nil {
 			return nil, err
 		}
+		v.Controllers = apiv1.ControllerReplicas(st.List(apiv1.KindMember))
 		if st.LastIndex() != before {
 			continue
 		}
