@@ -36,6 +36,7 @@ const (
 	UpdateCreate = "create"
 	UpdateUpdate = "update"
 	UpdateNoOp   = "no-op"
+	UpdateDelete = "delete"
 )
 
 // PlanRequest is the body of POST /v1/plan, and the request part of POST /v1/apply.
@@ -50,6 +51,9 @@ type PlanRequest struct {
 	Scale *plan.ScaleRequest `json:"scale,omitempty"`
 	// Delete names stored clusters to delete.
 	Delete []string `json:"delete,omitempty"`
+	// DeleteUpdates names stored ClusterUpdates to remove: each must be
+	// pending (never started), done or failed.
+	DeleteUpdates []string `json:"deleteUpdates,omitempty"`
 	// Recreate names stored clusters to tear down and create again.
 	Recreate []string `json:"recreate,omitempty"`
 	// Force asks the orchestrator to tear a deleted cluster down even where
@@ -75,7 +79,7 @@ type ApplyRequest struct {
 type UpdatePlan struct {
 	// Name of the ClusterUpdate.
 	Name string `json:"name"`
-	// Action is create, update or no-op.
+	// Action is create, update, delete or no-op.
 	Action string `json:"action"`
 	// Diff lists the changed spec fields of an update.
 	Diff []plan.FieldChange `json:"diff,omitempty"`
@@ -151,4 +155,6 @@ type ApplyResponse struct {
 	Clusters map[string]string `json:"clusters,omitempty"`
 	// Updates names the ClusterUpdates written.
 	Updates []string `json:"updates,omitempty"`
+	// DeletedUpdates names the ClusterUpdates removed.
+	DeletedUpdates []string `json:"deletedUpdates,omitempty"`
 }

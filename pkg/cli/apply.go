@@ -90,6 +90,8 @@ func printUpdatePlan(s Streams, resp *apiv1.PlanResponse, color bool) error {
 			head = fmt.Sprintf("+ create ClusterUpdate %q", u.Name)
 		case apiv1.UpdateUpdate:
 			head = fmt.Sprintf("~ update ClusterUpdate %q", u.Name)
+		case apiv1.UpdateDelete:
+			head = fmt.Sprintf("- delete ClusterUpdate %q (its status and step history go with it)", u.Name)
 		default:
 			head = fmt.Sprintf("  no changes to ClusterUpdate %q", u.Name)
 		}
@@ -123,6 +125,9 @@ func printUpdatePlan(s Streams, resp *apiv1.PlanResponse, color bool) error {
 		}
 	}
 	summary := fmt.Sprintf("Plan: %d to create, %d to update.", counts[apiv1.UpdateCreate], counts[apiv1.UpdateUpdate])
+	if n := counts[apiv1.UpdateDelete]; n > 0 {
+		summary = fmt.Sprintf("Plan: %d to create, %d to update, %d to delete.", counts[apiv1.UpdateCreate], counts[apiv1.UpdateUpdate], n)
+	}
 	if !resp.Changes() {
 		summary = "No changes. The stored ClusterUpdates match the manifests."
 	}

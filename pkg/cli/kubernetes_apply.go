@@ -222,7 +222,7 @@ func withoutManifestWarnings(resp *apiv1.PlanResponse) *apiv1.PlanResponse {
 // the ClusterUpdates' part and the delete options, in colour on a terminal.
 func printPlan(s Streams, req apiv1.PlanRequest, resp *apiv1.PlanResponse) error {
 	color := isTTY(s.Out)
-	if len(req.Updates) > 0 && len(resp.Plan.Clusters) == 0 {
+	if len(req.Updates)+len(req.DeleteUpdates) > 0 && len(resp.Plan.Clusters) == 0 {
 		return printUpdatePlan(s, resp, color)
 	}
 	if err := plan.WriteText(s.Out, resp.Plan, color); err != nil {
@@ -252,6 +252,11 @@ func printApplied(s Streams, out apiv1.ApplyResponse) error {
 	}
 	for _, name := range out.Updates {
 		if _, err := fmt.Fprintf(s.Out, "ClusterUpdate %q: stored\n", name); err != nil {
+			return err
+		}
+	}
+	for _, name := range out.DeletedUpdates {
+		if _, err := fmt.Fprintf(s.Out, "ClusterUpdate %q: removed\n", name); err != nil {
 			return err
 		}
 	}

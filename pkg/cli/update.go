@@ -33,10 +33,11 @@ of pkg/rollout (docs/updates.md) and records it in the audit log under the
 action's name; the roller reads the status and acts on it before its next
 step. Each action is conditional on the update not having changed since
 kctl read it. An operator may run all of them. A stored ClusterUpdate is
-never written directly: change its spec with 'kctl apply -f'.`,
+never written directly: change its spec with 'kctl apply -f', remove a
+pending, done or failed one with 'kctl update delete'.`,
 		Args: cobra.NoArgs,
 	}
-	cmd.AddCommand(newUpdateStatusCmd(s), newUpdateListCmd(s))
+	cmd.AddCommand(newUpdateStatusCmd(s), newUpdateListCmd(s), newUpdateDeleteCmd(s))
 	for _, a := range []updateAction{
 		{name: apiv1.UpdateApprove, short: "Approve a pending ClusterUpdate so the roller may start it",
 			long: "Set spec.approve on a pending update and its phase to approved."},

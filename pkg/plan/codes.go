@@ -86,6 +86,9 @@ const (
 	CodeNotAMember                = "not-a-member"
 	CodeConflictingRequest        = "conflicting-request"
 	CodeRenderFailed              = "render-failed"
+	// Deleting ClusterUpdates (planapply).
+	CodeUpdateNotFound   = "update-not-found"
+	CodeUpdateInProgress = "update-in-progress"
 	// Clusters sharing a machine (sharing.go).
 	CodeNoSlot                = "no-slot"
 	CodeSlotInUse             = "slot-in-use"

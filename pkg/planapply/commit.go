@@ -102,6 +102,11 @@ func commitOps(v *View, req apiv1.PlanRequest, resp *apiv1.PlanResponse, at time
 		if u.Action == apiv1.UpdateNoOp {
 			continue
 		}
+		if u.Action == apiv1.UpdateDelete {
+			ops = append(ops, deleteUpdateOp(v.Updates[u.Name]))
+			out.DeletedUpdates = append(out.DeletedUpdates, u.Name)
+			continue
+		}
 		cur := v.Updates[u.Name]
 		next := *u.Desired
 		next.Status = rollout.InitialStatus(u.Rollout)

@@ -89,6 +89,14 @@ func compute(v *View, req apiv1.PlanRequest, index uint64, opts render.Options) 
 	if err != nil {
 		return nil, err
 	}
+	dels, err := planUpdateDeletes(p, v, req)
+	if err != nil {
+		return nil, err
+	}
+	if len(dels) > 0 {
+		updates = append(updates, dels...)
+		slices.SortFunc(updates, func(a, b apiv1.UpdatePlan) int { return strings.Compare(a.Name, b.Name) })
+	}
 	return &apiv1.PlanResponse{Plan: p, Updates: updates, Hash: apiv1.CombinedHash(p, updates, req)}, nil
 }
 

@@ -147,6 +147,9 @@ func applyObject(req apiv1.PlanRequest) string {
 	for _, u := range req.Updates {
 		names = append(names, api.KindClusterUpdate+"/"+u.Metadata.Name)
 	}
+	for _, n := range req.DeleteUpdates {
+		names = append(names, api.KindClusterUpdate+"/"+n)
+	}
 	if req.Prune {
 		names = append(names, "prune")
 	}
