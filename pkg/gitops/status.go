@@ -9,6 +9,7 @@ import (
 	"kcore.dev/kcore/pkg/api"
 	"kcore.dev/kcore/pkg/apiv1"
 	"kcore.dev/kcore/pkg/plan"
+	"kcore.dev/kcore/pkg/rollout"
 )
 
 // fail records err as the last error and cond as False with reason.
@@ -65,14 +66,17 @@ func decodeMeta(data []byte) meta {
 }
 
 // request is the plan request of a commit for source g: its clusters and
-// updates, and the deletion of every cluster g owns that the commit no
-// longer declares (none when the commit declares nothing and g does not
-// allow empty). An owned cluster already being deleted is left out: it is
-// on its way out, and planning it would only block the rest.
+// updates, and the deletion of every cluster and ClusterUpdate g owns that
+// the commit no longer declares (none when the commit declares nothing and
+// g does not allow empty). An owned cluster already being deleted, and an
+// owned update whose rollout is under way, are left out: planning them
+// would only block the rest (the update is pruned by a later commit once
+// it finished).
 func (r *Runner) request(g api.GitSource, d desired) (apiv1.PlanRequest, error) {
 	name := g.Metadata.Name
 	req := apiv1.PlanRequest{Clusters: d.clusters, Updates: d.updates}
 	declared := map[string]bool{}
+	declaredUpdates := map[string]bool{}
 	for _, c := range d.clusters {
 		declared[c.Metadata.Name] = true
 		if err := r.ownedBy(name, api.KindKubernetesCluster, c.Metadata.Name); err != nil {
@@ -80,6 +84,7 @@ func (r *Runner) request(g api.GitSource, d desired) (apiv1.PlanRequest, error) 
 		}
 	}
 	for _, u := range d.updates {
+		declaredUpdates[u.Metadata.Name] = true
 		if err := r.ownedBy(name, api.KindClusterUpdate, u.Metadata.Name); err != nil {
 			return req, err
 		}
@@ -100,7 +105,29 @@ func (r *Runner) request(g api.GitSource, d desired) (apiv1.PlanRequest, error) 
 		}
 	}
 	slices.Sort(req.Delete)
+	for _, o := range r.cfg.State.List(api.KindClusterUpdate) {
+		m := decodeMeta(o.Data)
+		if m.Metadata.Annotations[api.AnnotationGitSource] != name || declaredUpdates[o.Name] {
+			continue
+		}
+		// An update under way stays until it finishes: removing it
+		// would strand its rollout, and refusing would block the rest.
+		if prunableUpdate(m.Status.Phase) {
+			req.DeleteUpdates = append(req.DeleteUpdates, o.Name)
+		}
+	}
+	slices.Sort(req.DeleteUpdates)
 	return req, nil
+}
+
+// prunableUpdate reports whether an owned ClusterUpdate in phase may be
+// pruned: it never started or it finished (planapply refuses the others).
+func prunableUpdate(phase string) bool {
+	switch phase {
+	case "", rollout.PhasePending, rollout.PhaseDone, rollout.PhaseFailed:
+		return true
+	}
+	return false
 }
 
 // ownedBy refuses an object that another source owns.
