@@ -68,6 +68,22 @@ func TestApplyClusterUpdates(t *testing.T) {
 	if out := a.must("update", "status", "release-0-5-0"); !strings.Contains(out, "rolling-back") {
 		t.Fatalf("status:\n%s", out)
 	}
+
+	// Rolling back, it cannot be removed; a new pending one can, by an
+	// operator, after the plan.
+	before = a.index()
+	if out, _, err := a.runIn(strings.NewReader(""), "--context", "olga@lab", "update", "delete", "release-0-5-0", "--yes"); err == nil || !strings.Contains(out, "update-in-progress") || a.index() != before {
+		t.Fatalf("delete of an update rolling back = %v:\n%s", err, out)
+	}
+	other := a.write("other.yaml", "kind: ClusterUpdate\nmetadata:\n  name: other\nspec:\n  version: 0.6.0\n  allNodes: true\n")
+	a.must("apply", "-f", other, "--yes")
+	out, _, err = a.runIn(answer("yes\n"), "--context", "olga@lab", "update", "delete", "other")
+	if err != nil || !strings.Contains(out, `- delete ClusterUpdate "other"`) || !strings.Contains(out, `ClusterUpdate "other": removed`) {
+		t.Fatalf("kctl update delete = %v:\n%s", err, out)
+	}
+	if _, ok := a.ctl.Node().State().Get(api.KindClusterUpdate, "other"); ok {
+		t.Fatal("kctl update delete left the update stored")
+	}
 }
 
 func (a *applyEnv) update(name string) *api.ClusterUpdate {
