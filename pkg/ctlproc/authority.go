@@ -43,16 +43,16 @@ func NewAuthority(name string) (*Authority, error) {
 func (a *Authority) CA() *pki.CA { return a.ca }
 
 // Issue returns a certificate with subject cn and, when role is set, that
-// role as its organization; server certificates name 127.0.0.1 and
-// localhost.
-func (a *Authority) Issue(cn, role string, usage pki.Usage) (pki.KeyPair, error) {
+// role as its organization; server certificates name 127.0.0.1,
+// localhost and ips.
+func (a *Authority) Issue(cn, role string, usage pki.Usage, ips ...net.IP) (pki.KeyPair, error) {
 	req := pki.CertRequest{CommonName: cn, Usage: usage, Validity: CertValidity}
 	if role != "" {
 		req.Organization = []string{role}
 	}
 	if usage&pki.UsageServer != 0 {
 		req.DNSNames = []string{"localhost"}
-		req.IPs = []net.IP{net.IPv4(127, 0, 0, 1)}
+		req.IPs = append([]net.IP{net.IPv4(127, 0, 0, 1)}, ips...)
 	}
 	kp, err := a.ca.Issue(req, time.Now())
 	if err != nil {
@@ -62,9 +62,11 @@ func (a *Authority) Issue(cn, role string, usage pki.Usage) (pki.KeyPair, error)
 }
 
 // ControllerDir writes the PKI dir of the controller named cn into dir, as
-// `kctl controller init` does.
-func (a *Authority) ControllerDir(dir, cn string) error {
-	kp, err := a.Issue(cn, apiv1.RoleController, pki.UsageServer|pki.UsageClient)
+// `kctl controller init` does; its server certificate names loopback and
+// ips (the addresses it listens on outside loopback, e.g. in a network
+// namespace).
+func (a *Authority) ControllerDir(dir, cn string, ips ...net.IP) error {
+	kp, err := a.Issue(cn, apiv1.RoleController, pki.UsageServer|pki.UsageClient, ips...)
 	if err != nil {
 		return err
 	}

@@ -51,6 +51,21 @@ type Spec struct {
 	LogLevel string
 	// Args are further flags.
 	Args []string
+	// Netns, when set, runs the process in that named network namespace
+	// (`ip netns exec NAME kcore-controller …`, which execs in place, so
+	// signals reach the controller itself); API and Raft must then be
+	// addresses of that namespace.
+	Netns string
+}
+
+// command returns the argv of s: the binary and its flags, behind
+// `ip netns exec` when s names a namespace.
+func (s Spec) command() []string {
+	argv := append([]string{s.Bin}, s.args()...)
+	if s.Netns != "" {
+		argv = append([]string{"ip", "netns", "exec", s.Netns}, argv...)
+	}
+	return argv
 }
 
 // args returns the command line of s, without the binary.
@@ -95,7 +110,8 @@ func Start(ctx context.Context, s Spec) (*Process, error) {
 		return nil, fmt.Errorf("start controller: %w", err)
 	}
 	w := newStartWatch(logf)
-	cmd := exec.Command(s.Bin, s.args()...)
+	argv := s.command()
+	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Stdout, cmd.Stderr = w, w
 	if err := cmd.Start(); err != nil {
 		logf.Close()

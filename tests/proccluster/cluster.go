@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"syscall"
 	"testing"
@@ -31,6 +33,10 @@ type Options struct {
 	// Bin is the kcore-controller binary; default BinEnv, else one built
 	// for the test binary.
 	Bin string
+	// Netns puts every replica in its own network namespace (root only),
+	// which the partition verbs need; otherwise replicas listen on
+	// loopback ports they pick.
+	Netns bool
 }
 
 // Cluster is N kcore-controller processes forming one raft cluster.
@@ -38,6 +44,7 @@ type Cluster struct {
 	t     testing.TB
 	auth  *ctlproc.Authority
 	admin *client.Client
+	net   *network // nil without Options.Netns
 
 	mu       sync.Mutex
 	replicas []*Replica
@@ -75,11 +82,15 @@ func New(t testing.TB, opts Options) *Cluster {
 	// Made before the cleanup is registered, so the processes die before
 	// their dirs are removed (cleanups run last first).
 	root := t.TempDir()
+	var nw *network
+	if opts.Netns {
+		nw = newNetwork(t, opts.Replicas)
+	}
 	auth, err := ctlproc.NewAuthority("proccluster " + t.Name())
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &Cluster{t: t, auth: auth}
+	c := &Cluster{t: t, auth: auth, net: nw}
 	t.Cleanup(c.shutdown)
 	for i := range opts.Replicas {
 		r := &Replica{
@@ -89,10 +100,19 @@ func New(t testing.TB, opts Options) *Cluster {
 			LogPath: filepath.Join(root, fmt.Sprintf("controller-%d.log", i)),
 		}
 		pkiDir := filepath.Join(root, fmt.Sprintf("pki-%d", i))
-		if err := auth.ControllerDir(pkiDir, r.ID); err != nil {
+		var ips []net.IP
+		if nw != nil {
+			ips = append(ips, nw.ip(i))
+		}
+		if err := auth.ControllerDir(pkiDir, r.ID, ips...); err != nil {
 			t.Fatal(err)
 		}
 		r.spec = ctlproc.Spec{Bin: opts.Bin, ID: r.ID, PKIDir: pkiDir, DataDir: r.DataDir, LogPath: r.LogPath, Bootstrap: i == 0}
+		if nw != nil {
+			r.spec.Netns = nw.ns[i]
+			r.spec.API = net.JoinHostPort(nw.addr(i), strconv.Itoa(apiPort))
+			r.spec.Raft = net.JoinHostPort(nw.addr(i), strconv.Itoa(raftPort))
+		}
 		if i > 0 {
 			r.spec.Join = []string{c.replicas[0].API}
 		}
