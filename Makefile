@@ -69,13 +69,16 @@ e2e: build
 	(cd $(IMAGES_MOD) && GOWORK=off $(GO) test -count=1 -timeout 10m -v ./...) && \
 	KCORE_E2E=1 $(GO) test -count=1 -timeout 60m -v ./tests/e2e/
 
-## chaos: CHAOS_RUNS (default 20) seeded runs of kill, restart and pause faults
-## (of the leader too) against real kcore-controller processes, each history
-## checked for linearizability with porcupine (docs/chaos.md); CHAOS_SEED=N
-## replays one run, CHAOS_OUT keeps failing histories and their visualization
+## chaos: CHAOS_RUNS (default 20) seeded runs of CHAOS_FAULTS (default 8)
+## faults each — kill, restart, pause, membership change and (as root, in
+## network namespaces) partitions, of the leader too — against real
+## kcore-controller processes, each history checked for linearizability with
+## porcupine (docs/chaos.md); CHAOS_SEED=N replays one run, CHAOS_OUT keeps
+## failing histories and their visualization
 CHAOS_RUNS ?= 20
+CHAOS_FAULTS ?= 8
 chaos:
-	CHAOS_RUNS=$(CHAOS_RUNS) $(GO) test -count=1 -timeout 90m -v -run 'TestChaos$$' ./tests/chaos/
+	CHAOS_RUNS=$(CHAOS_RUNS) CHAOS_FAULTS=$(CHAOS_FAULTS) $(GO) test -count=1 -timeout 300m -v -run 'TestChaos$$' ./tests/chaos/
 
 ## lint: gofmt, go vet and staticcheck (installed from the Go module proxy)
 lint: fmt-check vet staticcheck

@@ -14,12 +14,8 @@ import (
 
 // Environment of TestChaos.
 const (
-	// SeedEnv reproduces one run: its seed is printed by every run.
-	SeedEnv = "CHAOS_SEED"
-	// RunsEnv is how many runs TestChaos makes (make chaos sets it).
-	RunsEnv = "CHAOS_RUNS"
-	// GateRuns is how many runs a plain go test makes.
-	GateRuns = 2
+	// GateRuns is how many runs a plain go test (make test) makes.
+	GateRuns = 10
 	// MaxRuns caps RunsEnv.
 	MaxRuns = 500
 	// BrokenRounds bounds TestBrokenClientFlagged's kill, write, restart,
@@ -54,9 +50,24 @@ func runSeeds(getenv func(string) string) ([]uint64, error) {
 	return seeds, nil
 }
 
+// runFaults returns how many faults each run injects: FaultsEnv, else
+// GateFaults.
+func runFaults(getenv func(string) string) (int, error) {
+	s := getenv(FaultsEnv)
+	if s == "" {
+		return GateFaults, nil
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 1 || n > MaxFaults {
+		return 0, fmt.Errorf("parse %s=%q: want 1 to %d", FaultsEnv, s, MaxFaults)
+	}
+	return n, nil
+}
+
 // TestChaos makes seeded runs against real controller processes: kills,
-// restarts and pauses (of the leader too) while clients read and write,
-// then checks linearizability, elections and convergence.
+// restarts, pauses and partitions (of the leader too) and membership
+// changes while clients read and write, then checks linearizability,
+// elections and convergence.
 func TestChaos(t *testing.T) {
 	if testing.Short() {
 		t.Skip("chaos runs start real controller processes")
@@ -65,8 +76,12 @@ func TestChaos(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	n, err := runFaults(os.Getenv)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, seed := range seeds {
-		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) { Run(t, seed) })
+		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) { Run(t, seed, n) })
 	}
 }
 
@@ -91,21 +106,55 @@ func TestRunSeeds(t *testing.T) {
 	}
 }
 
-// TestScheduleReproducible: a seed names one schedule, within the bounds.
+// TestRunFaults checks the fault-count knob at its bounds.
+func TestRunFaults(t *testing.T) {
+	env := func(v string) func(string) string {
+		return func(k string) string {
+			if k == FaultsEnv {
+				return v
+			}
+			return ""
+		}
+	}
+	for v, want := range map[string]int{"": GateFaults, "1": 1, strconv.Itoa(MaxFaults): MaxFaults} {
+		if n, err := runFaults(env(v)); err != nil || n != want {
+			t.Fatalf("%s=%q: %d %v, want %d", FaultsEnv, v, n, err, want)
+		}
+	}
+	for _, bad := range []string{"0", strconv.Itoa(MaxFaults + 1), "x"} {
+		if _, err := runFaults(env(bad)); err == nil {
+			t.Fatalf("%s=%s accepted", FaultsEnv, bad)
+		}
+	}
+}
+
+// TestScheduleReproducible: a seed names one schedule, within the bounds,
+// and partitions are drawn only for a cluster with a network.
 func TestScheduleReproducible(t *testing.T) {
-	a, b := Schedule(7, Replicas, FaultsPerRun), Schedule(7, Replicas, FaultsPerRun)
+	kinds := FaultKinds(true)
+	a, b := Schedule(7, Replicas, FaultsPerRun, kinds), Schedule(7, Replicas, FaultsPerRun, kinds)
 	if fmt.Sprint(a) != fmt.Sprint(b) {
 		t.Fatalf("same seed, different schedules:\n%v\n%v", a, b)
 	}
-	if fmt.Sprint(a) == fmt.Sprint(Schedule(8, Replicas, FaultsPerRun)) {
+	if fmt.Sprint(a) == fmt.Sprint(Schedule(8, Replicas, FaultsPerRun, kinds)) {
 		t.Fatal("seeds 7 and 8 drew the same schedule")
 	}
+	drawn := map[FaultKind]bool{}
 	for seed := range uint64(200) {
-		for _, f := range Schedule(seed, Replicas, FaultsPerRun) {
+		for _, f := range Schedule(seed, Replicas, FaultsPerRun, kinds) {
+			drawn[f.Kind] = true
 			if f.Hold < MinHold || f.Hold > MaxHold || f.Gap < 0 || f.Gap >= MaxGap || f.Replica < 0 || f.Replica >= Replicas {
 				t.Fatalf("seed %d: %v out of bounds", seed, f)
 			}
 		}
+		for _, f := range Schedule(seed, Replicas, FaultsPerRun, FaultKinds(false)) {
+			if f.Kind == IsolateLeader || f.Kind == MuteLeader || f.Kind == DeafLeader || f.Kind == IsolateReplica || f.Kind == PartitionPair {
+				t.Fatalf("seed %d: %v drawn without a network", seed, f)
+			}
+		}
+	}
+	if len(drawn) != len(kinds) {
+		t.Fatalf("200 schedules drew %d of the %d kinds: %v", len(drawn), len(kinds), drawn)
 	}
 }
 

@@ -8,8 +8,14 @@ import (
 
 // Bounds of one run's fault schedule.
 const (
-	// FaultsPerRun is how many faults one run injects, one at a time.
-	FaultsPerRun = 4
+	// FaultsPerRun is how many faults one run of make chaos injects, one
+	// at a time: about 30 s of faults.
+	FaultsPerRun = 8
+	// GateFaults is how many faults one run of a plain go test injects,
+	// so that GateRuns runs fit in make test.
+	GateFaults = 2
+	// MaxFaults caps FaultsEnv.
+	MaxFaults = 100
 	// MinHold and MaxHold bound how long a fault lasts before it heals.
 	MinHold = 200 * time.Millisecond
 	MaxHold = 4 * time.Second
@@ -30,11 +36,35 @@ const (
 	KillLeader FaultKind = "kill-leader"
 	// PauseLeader is PauseResume of the replica that leads when it fires.
 	PauseLeader FaultKind = "pause-leader"
+	// RemoveRejoin takes a replica out of the raft configuration and
+	// kills it, then brings it back as a new, empty member on the same
+	// addresses.
+	RemoveRejoin FaultKind = "remove-rejoin"
+	// IsolateLeader cuts whoever leads off from the other replicas both
+	// ways (clients still reach it): the Jepsen case for lease reads.
+	IsolateLeader FaultKind = "isolate-leader"
+	// MuteLeader drops every packet the leader sends to the others, but
+	// not theirs to it: they elect a new leader the old one hears of.
+	MuteLeader FaultKind = "mute-leader"
+	// DeafLeader drops every packet the others send to the leader: it
+	// hears no acknowledgement and must step down on its own.
+	DeafLeader FaultKind = "deaf-leader"
+	// IsolateReplica cuts a replica off from the others both ways.
+	IsolateReplica FaultKind = "isolate"
+	// PartitionPair cuts a replica and the next one off from each other
+	// both ways; the third still hears both (a bridge partition).
+	PartitionPair FaultKind = "partition-pair"
 )
 
-// faultKinds lists the kinds a schedule draws from.
-func faultKinds() []FaultKind {
-	return []FaultKind{KillRestart, PauseResume, KillLeader, PauseLeader}
+// FaultKinds lists the kinds a schedule draws from: process faults and
+// membership changes always, partitions when the replicas have a network
+// of their own (network true).
+func FaultKinds(network bool) []FaultKind {
+	kinds := []FaultKind{KillRestart, PauseResume, KillLeader, PauseLeader, RemoveRejoin}
+	if network {
+		kinds = append(kinds, IsolateLeader, MuteLeader, DeafLeader, IsolateReplica, PartitionPair)
+	}
+	return kinds
 }
 
 // Fault is one step of a schedule.
@@ -55,16 +85,18 @@ func (f Fault) String() string {
 }
 
 // Leader reports whether the fault targets whoever leads.
-func (f Fault) Leader() bool { return f.Kind == KillLeader || f.Kind == PauseLeader }
+func (f Fault) Leader() bool {
+	switch f.Kind {
+	case KillLeader, PauseLeader, IsolateLeader, MuteLeader, DeafLeader:
+		return true
+	}
+	return false
+}
 
-// Kill reports whether the fault kills (rather than pauses) its target.
-func (f Fault) Kill() bool { return f.Kind == KillRestart || f.Kind == KillLeader }
-
-// Schedule draws n faults for a cluster of replicas from seed: the same
-// seed gives the same schedule.
-func Schedule(seed uint64, replicas, n int) []Fault {
+// Schedule draws n faults of kinds for a cluster of replicas from seed:
+// the same seed, count and kinds give the same schedule.
+func Schedule(seed uint64, replicas, n int, kinds []FaultKind) []Fault {
 	rng := rand.New(rand.NewPCG(seed, 0))
-	kinds := faultKinds()
 	out := make([]Fault, n)
 	for i := range out {
 		out[i] = Fault{

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"sync"
 	"testing"
 	"time"
@@ -29,6 +30,17 @@ const (
 	// settleTimeout bounds waiting for the replicas to converge after the
 	// last fault healed.
 	settleTimeout = proccluster.DefaultTimeout
+)
+
+// Environment of TestChaos, named in every run's reproduce line.
+const (
+	// SeedEnv reproduces one run: its seed is printed by every run.
+	SeedEnv = "CHAOS_SEED"
+	// RunsEnv is how many runs TestChaos makes (make chaos sets it).
+	RunsEnv = "CHAOS_RUNS"
+	// FaultsEnv is how many faults each run injects (make chaos sets
+	// FaultsPerRun; default GateFaults).
+	FaultsEnv = "CHAOS_FAULTS"
 )
 
 // ErrNotConverged: after every fault healed, some replica's state differs
@@ -61,14 +73,16 @@ func tuned(cfg client.Config) client.Config {
 }
 
 // Run makes one chaos run on a new cluster: Clients workers run while the
-// schedule seed draws is injected, then every fault is healed and the
-// history and the cluster's invariants are checked; t fails on any
-// violation, naming the seed.
-func Run(t *testing.T, seed uint64) {
+// schedule of n faults seed draws is injected, then every fault is healed
+// and the history and the cluster's invariants are checked; t fails on
+// any violation, naming the seed. As root the replicas get network
+// namespaces and the schedule draws partitions too.
+func Run(t *testing.T, seed uint64, n int) {
 	label := fmt.Sprintf("seed-%d", seed)
-	t.Logf("chaos run %s (reproduce: CHAOS_SEED=%d make chaos)", label, seed)
-	faults := Schedule(seed, Replicas, FaultsPerRun)
-	c := proccluster.New(t, proccluster.Options{Replicas: Replicas})
+	network := os.Geteuid() == 0
+	t.Logf("chaos run %s, %d faults, partitions %t (reproduce: %s=%d %s=%d make chaos, as the same user)", label, n, network, SeedEnv, seed, FaultsEnv, n)
+	faults := Schedule(seed, Replicas, n, FaultKinds(network))
+	c := proccluster.New(t, proccluster.Options{Replicas: Replicas, Netns: network})
 	rec := NewRecorder(MaxOps)
 	var workers []*worker
 	for id := range Clients {
@@ -109,34 +123,6 @@ func Run(t *testing.T, seed uint64) {
 	if err := checkElections(c.Replicas()); err != nil {
 		t.Fatalf("%s: %v", label, err)
 	}
-}
-
-// inject waits f's gap, applies f and heals it after its hold; resumed
-// is called with a paused replica's index as soon as it runs again.
-func inject(c *proccluster.Cluster, f Fault, resumed func(int)) {
-	hold(f.Gap)
-	i := f.Replica
-	if f.Leader() {
-		i = c.Leader().Index
-	}
-	if f.Kill() {
-		c.Kill(i)
-		hold(f.Hold)
-		c.Restart(i)
-		return
-	}
-	c.Pause(i)
-	hold(f.Hold)
-	c.Resume(i)
-	resumed(i)
-}
-
-// hold lets a schedule's time pass: the workload runs meanwhile. It waits
-// for nothing to happen, so it is no poll.
-func hold(d time.Duration) {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	<-t.C
 }
 
 // converge reads every key leader-confirmed and from every replica until
