@@ -81,6 +81,7 @@ func Run(t *testing.T, seed uint64, n int) {
 	label := fmt.Sprintf("seed-%d", seed)
 	network := os.Geteuid() == 0
 	t.Logf("chaos run %s, %d faults, partitions %t (reproduce: %s=%d %s=%d make chaos, as the same user)", label, n, network, SeedEnv, seed, FaultsEnv, n)
+	start := time.Now()
 	faults := Schedule(seed, Replicas, n, FaultKinds(network))
 	c := proccluster.New(t, proccluster.Options{Replicas: Replicas, Netns: network})
 	rec := NewRecorder(MaxOps)
@@ -123,6 +124,7 @@ func Run(t *testing.T, seed uint64, n int) {
 	if err := checkElections(c.Replicas()); err != nil {
 		t.Fatalf("%s: %v", label, err)
 	}
+	t.Logf("%s: checked in %s", label, time.Since(start).Round(time.Second))
 }
 
 // converge reads every key leader-confirmed and from every replica until
