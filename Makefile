@@ -54,8 +54,14 @@ lab-down:
 ## tests and the e2e lab scenarios
 test: deps lint unit e2e
 
+## unit: the packages and the in-process suites under the race detector
+## (RACE_PKGS), then everything else — the real-process tests (proccluster,
+## chaos's GateRuns runs, keepalived, the commands) — without it: their servers
+## are separate binaries the detector would not see into
+RACE_PKGS := ./pkg/... ./tests/agents/ ./tests/apiserve/ ./tests/apply/ ./tests/gitops/ ./tests/harness/ ./tests/replication/ ./tests/security/
 unit:
-	$(GO) test -count=1 -timeout 20m $(PKGS)
+	$(GO) test -race -count=1 -timeout 40m $(RACE_PKGS)
+	$(GO) test -count=1 -timeout 20m $$($(GO) list $(PKGS) | grep -vxF "$$($(GO) list $(RACE_PKGS))")
 
 ## e2e: the lab scenarios against real etcd, kube-apiserver, kubelet, containerd and
 ## keepalived in network namespaces (root only; builds the binaries on first run:

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -32,8 +33,13 @@ const (
 	nftTable = "kcch"
 )
 
-// ErrNeedsRoot: network namespaces need root.
-var ErrNeedsRoot = errors.New("network namespaces need root")
+// Errors of a cluster's network.
+var (
+	// ErrNeedsRoot: network namespaces need root.
+	ErrNeedsRoot = errors.New("network namespaces need root")
+	// ErrNoSubnet: every private /24 drawn is in use on the host.
+	ErrNoSubnet = errors.New("no free private subnet")
+)
 
 // network is a bridge in the host's namespace and, per replica, a network
 // namespace whose eth0 is a veth into it. The host reaches every replica
@@ -60,7 +66,11 @@ func newNetwork(t testing.TB, n int) *network {
 		t.Fatal(err)
 	}
 	nw := &network{t: t, id: NamePrefix + hex.EncodeToString(b[:])}
-	subnet, err := freeSubnet()
+	used, err := hostRoutes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	subnet, err := freeSubnet(used, rand.Reader)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,26 +112,33 @@ func newNetwork(t testing.TB, n int) *network {
 	return nw
 }
 
-// freeSubnet picks a random 10.A.B.0/24 (A from 200) that no address or
-// route of the host's namespace is in.
-func freeSubnet() (string, error) {
+// hostRoutes returns the host namespace's IPv4 addresses and routes, as
+// ip prints them.
+func hostRoutes() (string, error) {
 	var used bytes.Buffer
 	for _, args := range [][]string{{"-4", "addr"}, {"-4", "route"}} {
 		if err := run(&used, "ip", args...); err != nil {
 			return "", err
 		}
 	}
+	return used.String(), nil
+}
+
+// freeSubnet draws 10.A.B.0/24 (A from 200 to 249) from rnd until one
+// that used (hostRoutes) does not mention, at most maxSubnetTries times,
+// and returns its prefix "10.A.B.".
+func freeSubnet(used string, rnd io.Reader) (string, error) {
 	for range maxSubnetTries {
 		var b [2]byte
-		if _, err := rand.Read(b[:]); err != nil {
+		if _, err := io.ReadFull(rnd, b[:]); err != nil {
 			return "", fmt.Errorf("pick subnet: %w", err)
 		}
 		s := fmt.Sprintf("10.%d.%d.", 200+int(b[0])%50, b[1])
-		if !strings.Contains(used.String(), s) {
+		if !strings.Contains(used, s) {
 			return s, nil
 		}
 	}
-	return "", fmt.Errorf("pick subnet: no free 10.x.y.0/24 in %d tries", maxSubnetTries)
+	return "", fmt.Errorf("pick subnet: %w in %d tries", ErrNoSubnet, maxSubnetTries)
 }
 
 // addr is replica i's address.

@@ -1,8 +1,11 @@
 package proccluster
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"strings"
@@ -139,4 +142,22 @@ func TestMembershipVerbs(t *testing.T) {
 		}
 		return err
 	})
+}
+
+// TestFreeSubnetAtBound draws only used subnets for maxSubnetTries - 1
+// tries and a free one on the last, which is taken; one more used draw
+// gives up with ErrNoSubnet.
+func TestFreeSubnetAtBound(t *testing.T) {
+	used := "inet 10.200.0.1/24 scope global kcore-lab0\n"
+	draws := func(usedDraws int) io.Reader {
+		b := bytes.Repeat([]byte{0, 0}, usedDraws)
+		return bytes.NewReader(append(b, 1, 7))
+	}
+	got, err := freeSubnet(used, draws(maxSubnetTries-1))
+	if err != nil || got != "10.201.7." {
+		t.Fatalf("last try: %q %v, want 10.201.7.", got, err)
+	}
+	if _, err := freeSubnet(used, draws(maxSubnetTries)); !errors.Is(err, ErrNoSubnet) {
+		t.Fatalf("all tries used: %v, want ErrNoSubnet", err)
+	}
 }
