@@ -105,7 +105,7 @@ func Run(t *testing.T, seed uint64, n int) {
 	}
 	for _, f := range faults {
 		t.Logf("%s: %s", label, f)
-		inject(c, f, func(i int) { prober.probe(ctx, i) })
+		inject(c, f, func(i int) { prober.probe(ctx, i) }, t.Logf)
 	}
 	cancel()
 	wg.Wait()

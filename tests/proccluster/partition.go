@@ -2,9 +2,12 @@ package proccluster
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"slices"
+
+	"kcore.dev/kcore/tests/harness"
 )
 
 // HasNetwork reports whether the replicas run in their own network
@@ -64,14 +67,29 @@ func (c *Cluster) needNetwork(verb string) {
 	}
 }
 
-// Remove takes replica i out of the raft configuration (DELETE
-// /v1/members/ID through any replica, retried until the leader's
-// configuration no longer has it), then kills its process. Its data dir is
-// kept until Rejoin.
+// ErrStillMember: a removal did not take effect within DefaultTimeout,
+// e.g. because the leader refused it (removing a voter while another is
+// unreachable would leave no quorum).
+var ErrStillMember = errors.New("replica still a member")
+
+// Remove takes replica i out of the raft configuration and kills it,
+// failing the test when it cannot (TryRemove).
 func (c *Cluster) Remove(i int) {
 	c.t.Helper()
+	if err := c.TryRemove(i); err != nil {
+		c.t.Fatal(err)
+	}
+}
+
+// TryRemove takes replica i out of the raft configuration (DELETE
+// /v1/members/ID through any replica, retried until the leader's
+// configuration no longer has it, at most DefaultTimeout), then kills its
+// process; its data dir is kept until Rejoin. When the removal does not
+// take effect it returns ErrStillMember and leaves the replica running.
+func (c *Cluster) TryRemove(i int) error {
+	c.t.Helper()
 	r := c.Replica(i)
-	c.Eventually(DefaultTimeout, func() error {
+	err := harness.Poll(DefaultTimeout, func() error {
 		ctx, cancel := context.WithTimeout(context.Background(), DefaultTimeout)
 		defer cancel()
 		rmErr := c.admin.RemoveMember(ctx, r.ID)
@@ -80,11 +98,15 @@ func (c *Cluster) Remove(i int) {
 			return err
 		}
 		if slices.Contains(ids, r.ID) {
-			return fmt.Errorf("%s still a member of %v (remove: %v)", r.ID, ids, rmErr)
+			return fmt.Errorf("%s in %v (remove: %w)", r.ID, ids, rmErr)
 		}
 		return nil
 	})
+	if err != nil {
+		return fmt.Errorf("remove %s: %w: %w", r.ID, ErrStillMember, err)
+	}
 	c.Kill(i)
+	return nil
 }
 
 // Rejoin starts a removed replica i again as a new, empty member: its

@@ -113,13 +113,38 @@ func TestPartitionVerbs(t *testing.T) {
 }
 
 // TestMembershipVerbs removes a follower, writes without it, and brings
-// it back as a new empty member that catches up.
+// it back as a new empty member that catches up. Before that, with the
+// other follower killed and the leader aware of it, the leader refuses
+// the removal (it would leave one healthy voter of two) and TryRemove
+// gives up with ErrStillMember, leaving the replica running.
 func TestMembershipVerbs(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts real controller processes")
 	}
 	c := New(t, Options{})
-	f := (c.Leader().Index + 1) % len(c.Replicas())
+	leader := c.Leader()
+	f, g := (leader.Index+1)%len(c.Replicas()), (leader.Index+2)%len(c.Replicas())
+	c.Kill(g)
+	c.Eventually(DefaultTimeout, func() error {
+		log, err := os.ReadFile(leader.LogPath)
+		if err != nil {
+			return err
+		}
+		for line := range strings.Lines(string(log)) {
+			if strings.Contains(line, `msg="follower stopped answering heartbeats"`) && strings.Contains(line, " peer="+c.Replica(g).ID+" ") {
+				return nil
+			}
+		}
+		return fmt.Errorf("leader %s has not seen %s fail yet", leader.ID, c.Replica(g).ID)
+	})
+	if err := c.TryRemove(f); !errors.Is(err, ErrStillMember) {
+		t.Fatalf("remove with %d killed: %v, want ErrStillMember", g, err)
+	}
+	if !c.proc(c.Replica(f)).Running() {
+		t.Fatalf("replica %d killed although still a member", f)
+	}
+	c.Restart(g)
+	c.WaitCaughtUp()
 	c.Remove(f)
 	ctx, cancel := context.WithTimeout(context.Background(), DefaultTimeout)
 	defer cancel()
