@@ -55,12 +55,13 @@ lab-down:
 test: deps lint unit e2e
 
 ## unit: the packages and the in-process suites under the race detector
-## (RACE_PKGS), then everything else — the real-process tests (proccluster,
-## chaos's GateRuns runs, keepalived, the commands) — without it: their servers
-## are separate binaries the detector would not see into
+## (RACE_PKGS; RACE= turns it off), then everything else — the real-process
+## tests (proccluster, chaos's GateRuns runs, keepalived, the commands) —
+## without it: their servers are separate binaries the detector would not see into
+RACE      ?= -race
 RACE_PKGS := ./pkg/... ./tests/agents/ ./tests/apiserve/ ./tests/apply/ ./tests/gitops/ ./tests/harness/ ./tests/replication/ ./tests/security/
 unit:
-	$(GO) test -race -count=1 -timeout 40m $(RACE_PKGS)
+	$(GO) test $(RACE) -count=1 -timeout 40m $(RACE_PKGS)
 	$(GO) test -count=1 -timeout 20m $$($(GO) list $(PKGS) | grep -vxF "$$($(GO) list $(RACE_PKGS))")
 
 ## e2e: the lab scenarios against real etcd, kube-apiserver, kubelet, containerd and
