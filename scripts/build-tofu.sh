@@ -1,0 +1,165 @@
+#!/usr/bin/env bash
+# Build the real OpenTofu command (tofu) the Terraform provider tests drive,
+# from the Go module proxy, into the cache the Kubernetes binaries use, once
+# per version.
+#
+# The version is pinned by a nested Go module committed under
+# tests/tofubin/opentofu-vX.Y.Z/ whose go.mod and go.sum fix every dependency
+# (with upstream's godebug settings and its replace of hashicorp/hcl by
+# OpenTofu's fork); the build never changes them (-mod=readonly). `--pin`
+# writes such a module for a version that has none yet (maintainers; commit it).
+#
+# The binary lands in DIR/tofu-<version>/tofu with a .stamp next to it naming
+# what it was built from; a binary whose stamp matches and which reports the
+# expected version is not rebuilt. DIR/<link>/tofu (default DIR/current/tofu)
+# links to it. Stamped like upstream's release build: version.dev=no.
+set -euo pipefail
+
+usage() {
+  cat <<'USAGE'
+usage: scripts/build-tofu.sh [options]
+
+  --version V   OpenTofu release to build (default v1.12.6)
+  --out DIR     cache of binaries (default ${KCORE_CACHE:-$HOME/.cache/kcore}/bin)
+  --link NAME   name of the symlink directory in DIR (default current)
+  --force       rebuild even when the stamp matches
+  --pin         write tests/tofubin/opentofu-<version>/ go.mod and go.sum from the
+                proxy, then stop (commit the result)
+  -h, --help    this text
+USAGE
+}
+
+# Long compiles must not starve whatever else runs on the machine.
+if [ "$(nice)" -lt 19 ]; then
+  exec nice -n 19 "$0" "$@"
+fi
+
+version=v1.12.6
+out="${KCORE_CACHE:-$HOME/.cache/kcore}/bin"
+link=current
+force=0
+pin=0
+
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --version) version=${2:?--version needs a value}; shift 2 ;;
+    --out) out=${2:?--out needs a value}; shift 2 ;;
+    --link) link=${2:?--link needs a value}; shift 2 ;;
+    --force) force=1; shift ;;
+    --pin) pin=1; shift ;;
+    -h | --help) usage; exit 0 ;;
+    *) echo "build-tofu: unknown argument $1" >&2; usage >&2; exit 2 ;;
+  esac
+done
+
+[[ $version =~ ^v1\.[0-9]+\.[0-9]+$ ]] || { echo "build-tofu: --version must look like v1.12.6, got $version" >&2; exit 2; }
+[[ $link =~ ^[A-Za-z0-9._-]+$ ]] || { echo "build-tofu: --link must be a plain name, got $link" >&2; exit 2; }
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+mod="$root/tests/tofubin/opentofu-$version"
+module=github.com/opentofu/opentofu
+pkg=$module/cmd/tofu
+
+export GOWORK=off GOFLAGS="-mod=readonly -buildvcs=false"
+
+start=$SECONDS
+log() { printf '[build] %s\n' "$*" >&2; }
+elapsed() { local s=$(( SECONDS - $1 )); printf '%dm%02ds' $(( s / 60 )) $(( s % 60 )); }
+
+# upstream_gomod prints the path of the go.mod the proxy serves for MODULE@VERSION.
+upstream_gomod() {
+  local tmp path
+  tmp=$(mktemp -d)
+  path=$(cd "$tmp" && GOFLAGS=-mod=mod go mod download -json "$1@$2" | awk -F'"' '$2 == "GoMod" { print $4 }')
+  rmdir "$tmp"
+  [ -n "$path" ] || { echo "build-tofu: the proxy gave no go.mod for $1@$2" >&2; exit 1; }
+  echo "$path"
+}
+
+# pin_tofu writes the nested module that pins OpenTofu at one release: the
+# upstream module's godebug settings and replace directives (a dependency's
+# are ignored, so they must be repeated here).
+pin_tofu() {
+  local gomod gover
+  gomod=$(upstream_gomod "$module" "$version")
+  gover=$(awk '$1 == "go" { print $2; exit }' "$gomod")
+  mkdir -p "$mod"
+  {
+    cat <<PIN
+// Pins OpenTofu $version for the Terraform provider tests: the tofu command
+// exactly as released, with upstream's godebug settings and replaces. Written by
+// scripts/build-tofu.sh --pin; the build never edits it.
+module kcore.dev/kcore/tests/tofubin/opentofu-$version
+
+go $gover
+
+PIN
+    awk '/^godebug \($/ { inblock = 1 } inblock { sub(/ *\/\/.*/, ""); print } /^\)$/ && inblock { inblock = 0; print "" } /^godebug [^(]/ { print; print "" }' "$gomod"
+    echo "tool $pkg"
+    echo
+    echo "require $module $version"
+    echo
+    awk '/^replace [^(]/ { print } /^replace \($/ { inblock = 1 } inblock { print } /^\)$/ && inblock { inblock = 0 }' "$gomod"
+  } >"$mod/go.mod"
+  (cd "$mod" && GOFLAGS=-mod=mod go mod tidy)
+  log "pinned opentofu $version in ${mod#"$root"/}"
+}
+
+if [ "$pin" = 1 ]; then
+  pin_tofu
+  exit 0
+fi
+
+if [ ! -f "$mod/go.mod" ]; then
+  echo "build-tofu: no pinned module ${mod#"$root"/}; run scripts/build-tofu.sh --pin --version $version and commit it" >&2
+  exit 1
+fi
+
+mkdir -p "$out"
+exec 9>"$out/.lock-tofu"
+if ! flock -n 9; then
+  log "waiting for another build-tofu.sh using $out"
+  flock 9
+fi
+
+expected="OpenTofu $version"
+verify() { "$1" version 2>/dev/null | head -n1 | grep -qxF "$expected"; }
+
+ldflags="-s -w -X $module/version.dev=no"
+dest="$out/tofu-$version"
+bin="$dest/tofu"
+sum=$(awk -v m="$module" -v v="$version" '$1 == m && $2 == v { print $3 }' "$mod/go.sum")
+stamp=$(cat <<STAMP
+component tofu
+version $version
+package $pkg
+module $module $version $sum
+go.mod $(sha256sum <"$mod/go.mod" | cut -d' ' -f1)
+go.sum $(sha256sum <"$mod/go.sum" | cut -d' ' -f1)
+go $(cd "$mod" && go env GOVERSION) $(go env GOOS)/$(go env GOARCH) CGO_ENABLED=0
+ldflags $ldflags
+STAMP
+)
+if [ "$force" = 0 ] && [ -x "$bin" ] && [ -f "$dest/.stamp" ] &&
+  [ "$(cat "$dest/.stamp")" = "$stamp"$'\n'"sha256 $(sha256sum <"$bin" | cut -d' ' -f1)" ] &&
+  verify "$bin"; then
+  log "tofu $version up to date ($bin)"
+else
+  mkdir -p "$dest"
+  log "tofu $version … building $pkg in ${mod#"$root"/}"
+  rm -f "$dest/.stamp"
+  (cd "$mod" && CGO_ENABLED=0 go build -trimpath -ldflags "$ldflags" -o "$bin.tmp" "$pkg")
+  if ! verify "$bin.tmp"; then
+    echo "build-tofu: tofu does not report \"$expected\"; it says:" >&2
+    "$bin.tmp" version >&2 || true
+    rm -f "$bin.tmp"
+    exit 1
+  fi
+  mv -f "$bin.tmp" "$bin"
+  printf '%s\nsha256 %s\n' "$stamp" "$(sha256sum <"$bin" | cut -d' ' -f1)" >"$dest/.stamp"
+  log "tofu $version built in $(elapsed "$start") ($(du -h "$bin" | cut -f1))"
+fi
+
+mkdir -p "$out/$link"
+ln -sfn "../tofu-$version/tofu" "$out/$link/tofu"
+log "tofu $version ready in $out/$link/tofu after $(elapsed "$start")"
