@@ -14,6 +14,8 @@ type field struct {
 	hcl   string
 	index int
 	typ   reflect.Type
+	// tag is the json tag, which says whether the field is required.
+	tag string
 }
 
 // fieldsOf lists the manifest fields of a struct type, in declaration order,
@@ -32,7 +34,7 @@ func fieldsOf(t reflect.Type) []field {
 		if name == "" {
 			name = strings.ToLower(f.Name[:1]) + f.Name[1:]
 		}
-		out = append(out, field{name: name, hcl: snakeCase(name), index: i, typ: f.Type})
+		out = append(out, field{name: name, hcl: snakeCase(name), index: i, typ: f.Type, tag: f.Tag.Get("json")})
 	}
 	return out
 }
