@@ -9,13 +9,14 @@ PKGS        := ./...
 VERSION     ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS     := -X kcore.dev/kcore/pkg/version.Version=$(VERSION)
 
-.PHONY: all build demo deps test unit e2e chaos lint fmt-check vet staticcheck bench schemas clean k8s-bins images lab lab-down
+.PHONY: all build demo deps test unit e2e chaos lint fmt-check vet staticcheck bench schemas clean k8s-bins tofu images lab lab-down
 
 all: build
 
-## build: the three binaries into bin/
+## build: the binaries into bin/ (kctl, the controller, the node agent and
+## the Terraform/OpenTofu provider, docs/terraform.md)
 build:
-	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN)/ ./cmd/kctl ./cmd/kcore-controller ./cmd/kcore-node-agent
+	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN)/ ./cmd/kctl ./cmd/kcore-controller ./cmd/kcore-node-agent ./cmd/terraform-provider-kcore
 
 ## demo: build, then validate and explain the example manifests
 demo: build
@@ -31,6 +32,12 @@ deps:
 ## versions are pinned by the modules under tests/k8sbins/)
 k8s-bins:
 	./scripts/build-k8s.sh $(K8S_BINS_FLAGS)
+
+## tofu: the real OpenTofu command tests/terraform drives, built once into
+## ${KCORE_CACHE:-~/.cache/kcore}/bin (the version is pinned by the module
+## under tests/tofubin/; TOFU_FLAGS, e.g. --force)
+tofu:
+	./scripts/build-tofu.sh $(TOFU_FLAGS)
 
 ## images: the container images the lab runs (pause, CoreDNS, the local-path
 ## provisioner, busybox, the echo test server) as OCI archives, built once into
@@ -56,15 +63,17 @@ test: deps lint unit e2e
 
 ## unit: the packages and the in-process suites (RACE_PKGS), then everything
 ## else — the real-process tests (proccluster, chaos's GateRuns runs,
-## keepalived, the commands). RACE=-race runs the first set under the race
-## detector (the real-process tests' servers are separate binaries it would
-## not see into); it is off by default until its run time and the
-## orchestrator's polls under it are measured on an idle machine (docs/chaos.md)
+## keepalived, the commands, and tests/terraform, which needs the tofu built
+## first: KCORE_TOFU_REQUIRED turns its skip into a failure). RACE=-race runs
+## the first set under the race detector (the real-process tests' servers are
+## separate binaries it would not see into); it is off by default until its
+## run time and the orchestrator's polls under it are measured on an idle
+## machine (docs/chaos.md)
 RACE      ?=
 RACE_PKGS := ./pkg/... ./tests/agents/ ./tests/apiserve/ ./tests/apply/ ./tests/gitops/ ./tests/harness/ ./tests/replication/ ./tests/security/
-unit:
+unit: tofu
 	$(GO) test $(RACE) -count=1 -timeout 40m $(RACE_PKGS)
-	$(GO) test -count=1 -timeout 20m $$($(GO) list $(PKGS) | grep -vxF "$$($(GO) list $(RACE_PKGS))")
+	KCORE_TOFU_REQUIRED=1 $(GO) test -count=1 -timeout 20m $$($(GO) list $(PKGS) | grep -vxF "$$($(GO) list $(RACE_PKGS))")
 
 ## e2e: the lab scenarios against real etcd, kube-apiserver, kubelet, containerd and
 ## keepalived in network namespaces (root only; builds the binaries on first run:

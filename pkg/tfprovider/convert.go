@@ -115,6 +115,9 @@ func fieldValue(fv tftypes.Value, f manifest.HCLField) (any, error) {
 		if err := fv.As(&list); err != nil {
 			return nil, err
 		}
+		if len(list) == 0 {
+			return nil, nil
+		}
 		out := make([]string, 0, len(list))
 		for _, e := range list {
 			var s string
@@ -128,6 +131,9 @@ func fieldValue(fv tftypes.Value, f manifest.HCLField) (any, error) {
 		var m map[string]tftypes.Value
 		if err := fv.As(&m); err != nil {
 			return nil, err
+		}
+		if len(m) == 0 {
+			return nil, nil
 		}
 		out := make(map[string]string, len(m))
 		for k, e := range m {
@@ -144,6 +150,9 @@ func fieldValue(fv tftypes.Value, f manifest.HCLField) (any, error) {
 		var list []tftypes.Value
 		if err := fv.As(&list); err != nil {
 			return nil, err
+		}
+		if len(list) == 0 {
+			return nil, nil
 		}
 		out := make([]map[string]any, 0, len(list))
 		for _, e := range list {

@@ -41,7 +41,11 @@ func tfPath(fields []manifest.HCLField, fieldPath string) (path.Path, bool) {
 		} else {
 			at = at.AtName(f.Name)
 		}
-		for _, idx := range indexes(m[2]) {
+		idxs, ok := indexes(m[2])
+		if !ok {
+			return path.Empty(), false
+		}
+		for _, idx := range idxs {
 			at = at.AtListIndex(idx)
 		}
 		if f.Value == manifest.HCLStringMap && i+1 < len(parts) {
@@ -53,17 +57,22 @@ func tfPath(fields []manifest.HCLField, fieldPath string) (path.Path, bool) {
 }
 
 // indexes parses the indexes after a name's first "[": "1][2]".
-func indexes(s string) []int {
-	var out []int
+func indexes(s string) ([]int, bool) {
 	if s == "" {
-		return nil
+		return nil, true
 	}
+	if !strings.HasSuffix(s, "]") {
+		return nil, false
+	}
+	var out []int
 	for _, p := range strings.Split(strings.TrimSuffix(s, "]"), "][") {
-		if n, err := strconv.Atoi(p); err == nil {
-			out = append(out, n)
+		n, err := strconv.Atoi(p)
+		if err != nil || n < 0 {
+			return nil, false
 		}
+		out = append(out, n)
 	}
-	return out
+	return out, true
 }
 
 // pathOf is the path of a top-level attribute.

@@ -109,7 +109,6 @@ func fieldFrom(src any, f manifest.HCLField, t tftypes.Type, sv tftypes.Value, m
 	return leafFrom(src, f, t)
 }
 
-
 // leafFrom converts one JSON value to an attribute value; absent is null.
 func leafFrom(src any, f manifest.HCLField, t tftypes.Type) (tftypes.Value, error) {
 	if src == nil {

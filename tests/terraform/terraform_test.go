@@ -1,0 +1,141 @@
+package terraform
+
+import (
+	"strings"
+	"testing"
+
+	"kcore.dev/kcore/pkg/api"
+)
+
+// cluster is a kcore_kubernetes_cluster block for the test nodes, written
+// as an HCL manifest would be; extra goes inside the block.
+func cluster(name, extra string) string {
+	return `
+resource "kcore_kubernetes_cluster" "` + name + `" {
+  name                      = "` + name + `"
+  cluster_cidr              = "10.245.0.0/16"
+  service_cidr              = "10.97.0.0/16"
+  cluster_dns               = "10.97.0.10"
+  api_server_endpoint       = "192.168.41.201:6443"
+  schedule_on_control_plane = true
+  purge_volumes             = true
+
+  control_plane_node {
+    node_id           = "node-201"
+    advertise_address = "192.168.41.201"
+  }
+` + extra + `}
+`
+}
+
+const worker = `
+  worker_node {
+    node_id           = "node-202"
+    advertise_address = "192.168.41.202"
+  }
+`
+
+// mustContain fails unless out holds every want.
+func mustContain(t *testing.T, what, out string, want ...string) {
+	t.Helper()
+	for _, w := range want {
+		if !strings.Contains(out, w) {
+			t.Fatalf("%s does not say %q:\n%s", what, w, out)
+		}
+	}
+}
+
+// TestLifecycle drives one cluster through tofu: create, update with the
+// steps per node in the plan, a blocked change refused at plan on its
+// attribute, a saved plan made stale, drift, import and destroy.
+func TestLifecycle(t *testing.T) {
+	e := newEnv(t)
+	e.putNode("node-201", "192.168.41.201")
+	e.putNode("node-202", "192.168.41.202")
+
+	// Create: the plan shows the defaults the controller fills in.
+	e.write(cluster("lab", ""))
+	out := e.must("plan")
+	mustContain(t, "create plan", out, `kcore_kubernetes_cluster.lab will be created`, `cni`, `"cilium"`, `create cluster lab`)
+	e.must("apply", "-auto-approve")
+	kc, ok := e.stored("lab")
+	if !ok || kc.Spec.ClusterCIDR != "10.245.0.0/16" || kc.Status.Phase != api.PhaseBootstrapping {
+		t.Fatalf("after create the controller stores %+v (stored %v)", kc, ok)
+	}
+	if out, code := e.run("plan", "-detailed-exitcode"); code != 0 {
+		t.Fatalf("plan right after create: exit %d, want 0 (no changes)\n%s", code, out)
+	}
+
+	// Update: a worker joins; the plan lists its steps.
+	e.write(cluster("lab", worker))
+	out = e.must("plan")
+	mustContain(t, "update plan", out, "update in-place", "update cluster lab", "node node-202")
+	e.must("apply", "-auto-approve")
+	if kc, _ = e.stored("lab"); len(kc.Spec.WorkerNodes) != 1 || kc.Spec.WorkerNodes[0].NodeID != "node-202" {
+		t.Fatalf("after update the controller stores workers %+v", kc.Spec.WorkerNodes)
+	}
+
+	// Blocked: a worker that is not registered fails at plan, on its attribute.
+	e.write(cluster("lab", worker+`
+  worker_node {
+    node_id           = "node-999"
+    advertise_address = "192.168.41.99"
+  }
+`))
+	out, code := e.run("plan")
+	if code == 0 {
+		t.Fatalf("plan of an unregistered worker succeeded:\n%s", out)
+	}
+	mustContain(t, "blocked plan", out, "Error: kcore plan:", "worker_node[1]")
+	if kc, _ = e.stored("lab"); len(kc.Spec.WorkerNodes) != 1 {
+		t.Fatalf("a blocked plan changed the stored workers: %+v", kc.Spec.WorkerNodes)
+	}
+
+	// Stale: a saved plan is refused once the cluster changed after it.
+	e.write(cluster("lab", ""))
+	e.must("plan", "-out", "saved.plan")
+	changed := kc
+	changed.Metadata.Labels = map[string]string{"team": "ops"}
+	e.applyDirect(changed)
+	out, code = e.run("apply", "saved.plan")
+	if code == 0 {
+		t.Fatalf("a stale saved plan was applied:\n%s", out)
+	}
+	mustContain(t, "stale apply", out, "stale plan")
+
+	// Drift: the label set outside tofu shows in the next plan.
+	e.write(cluster("lab", worker))
+	out, code = e.run("plan", "-detailed-exitcode")
+	if code != 2 {
+		t.Fatalf("plan after drift: exit %d, want 2 (changes)\n%s", code, out)
+	}
+	mustContain(t, "drift plan", out, `"team" = "ops"`)
+	e.must("apply", "-auto-approve")
+	if kc, _ = e.stored("lab"); len(kc.Metadata.Labels) != 0 {
+		t.Fatalf("apply did not undo the drift: labels %v", kc.Metadata.Labels)
+	}
+
+	// Import: a cluster stored by kctl is adopted, and its configuration
+	// then plans no change.
+	other := kc
+	other.Metadata = api.ObjectMeta{Name: "other"}
+	other.Spec.ClusterCIDR, other.Spec.ServiceCIDR, other.Spec.ClusterDNS = "10.246.0.0/16", "10.98.0.0/16", "10.98.0.10"
+	other.Spec.WorkerNodes = nil
+	other.Status = api.ClusterStatus{}
+	e.applyDirect(other)
+	otherCfg := strings.NewReplacer(`"lab"`, `"other"`, "10.245.0.0/16", "10.246.0.0/16", "10.97.0.0/16", "10.98.0.0/16", "10.97.0.10", "10.98.0.10").Replace(cluster("lab", ""))
+	e.write(cluster("lab", worker) + otherCfg)
+	e.must("import", "kcore_kubernetes_cluster.other", "other")
+	show := e.must("state", "show", "kcore_kubernetes_cluster.other")
+	mustContain(t, "imported state", show, `cluster_cidr`, `"10.246.0.0/16"`, `node-201`)
+
+	// Destroy: each cluster is deleted the way kctl kubernetes delete does;
+	// without agents the orchestrator-less controller keeps it deleting.
+	e.must("destroy", "-auto-approve")
+	for _, name := range []string{"lab", "other"} {
+		kc, ok := e.stored(name)
+		if ok && kc.Status.Phase != api.PhaseDeleting {
+			t.Fatalf("after destroy %s is %s, want deleting or gone", name, kc.Status.Phase)
+		}
+	}
+}
