@@ -60,9 +60,6 @@ func (d describer) node(parent map[string]any, path string) map[string]any {
 		props, _ := n["properties"].(map[string]any)
 		n, _ = props[name].(map[string]any)
 	}
-	if items, ok := n["items"].(map[string]any); ok && n != nil && items["properties"] != nil {
-		return items
-	}
 	return n
 }
 

@@ -75,9 +75,9 @@ func TestTFPath(t *testing.T) {
 		t.Fatal(err)
 	}
 	for in, want := range map[string]path.Path{
-		"metadata.name":                                 path.Root("name"),
-		"spec.cni":                                      path.Root("cni"),
-		"spec.workerNodes[1].nodeId":                    path.Root("worker_node").AtListIndex(1).AtName("node_id"),
+		"metadata.name":              path.Root("name"),
+		"spec.cni":                   path.Root("cni"),
+		"spec.workerNodes[1].nodeId": path.Root("worker_node").AtListIndex(1).AtName("node_id"),
 		"spec.localProvisioner.volumes[2].sizeBytes":    path.Root("local_provisioner").AtName("volume").AtListIndex(2).AtName("size_bytes"),
 		"spec.apiServer.extraArgs.audit-log-maxage":     path.Root("api_server").AtName("extra_args").AtMapKey("audit-log-maxage"),
 		"spec.cilium.loadBalancerIpPools[0]":            path.Root("cilium").AtName("load_balancer_ip_pools").AtListIndex(0),
