@@ -21,6 +21,10 @@ import (
 // defaultTimeout is the timeout attribute's default, kctl's --timeout's.
 const defaultTimeout = 15 * time.Minute
 
+// maxDeleteAttempts bounds how often destroy plans a deletion again when
+// the controller found the previous plan stale.
+const maxDeleteAttempts = 3
+
 // pollInterval is how often a wait reads the object again.
 const pollInterval = time.Second
 
@@ -188,7 +192,11 @@ func (r *objectResource) issueDiags(issues []plan.Issue, blocking bool) diag.Dia
 	for _, is := range issues {
 		summary := "kcore plan: " + is.Code
 		detail := is.Message
-		if is.Path != "" {
+		at, ok := tfPath(r.ks.fields, is.Path)
+		switch {
+		case ok:
+			detail = fmt.Sprintf("%s (%s): %s", at, is.Path, detail)
+		case is.Path != "":
 			detail = is.Path + ": " + detail
 		}
 		if is.Node != "" {
@@ -197,7 +205,6 @@ func (r *objectResource) issueDiags(issues []plan.Issue, blocking bool) diag.Dia
 		if is.Fix != "" {
 			detail += "\nFix: " + is.Fix
 		}
-		at, ok := tfPath(r.ks.fields, is.Path)
 		switch {
 		case blocking && ok:
 			diags.AddAttributeError(at, summary, detail)
@@ -250,7 +257,8 @@ func (r *objectResource) apply(ctx context.Context, config, planned, prior tftyp
 		}
 	}
 	if !unchanged(planned, prior) {
-		diags.Append(r.commit(ctx, req, pr)...)
+		d, _ := r.commit(ctx, req, pr)
+		diags.Append(d...)
 		if diags.HasError() {
 			return tftypes.Value{}, diags
 		}
@@ -271,22 +279,22 @@ func (r *objectResource) apply(ctx context.Context, config, planned, prior tftyp
 	return state, diags
 }
 
-// commit applies a reviewed plan.
-func (r *objectResource) commit(ctx context.Context, req apiv1.PlanRequest, pr planRef) diag.Diagnostics {
-	var diags diag.Diagnostics
+// commit applies a reviewed plan; stale reports the controller refusing
+// it as stale.
+func (r *objectResource) commit(ctx context.Context, req apiv1.PlanRequest, pr planRef) (diags diag.Diagnostics, stale bool) {
 	_, err := r.c.Apply(ctx, req, pr.Index, pr.Hash)
 	if client.IsStalePlan(err) {
 		diags.AddError("kcore apply: stale plan", fmt.Errorf("%w: %w", ErrStalePlan, err).Error())
-		return diags
+		return diags, true
 	}
 	if issues, ok := client.BlockingIssues(err); ok {
 		diags.Append(r.issueDiags(issues, true)...)
-		return diags
+		return diags, false
 	}
 	if err != nil {
 		diags.AddError("kcore apply", fmt.Sprintf("apply plan: %v", err))
 	}
-	return diags
+	return diags, false
 }
 
 // waitPhase returns the object's phase, after waiting for ready when asked.
@@ -336,12 +344,21 @@ func (r *objectResource) Delete(ctx context.Context, req resource.DeleteRequest,
 		return
 	}
 	preq := apiv1.PlanRequest{Delete: []string{id}, Force: opts.force, PurgeVolumes: opts.purge}
-	presp, diags := r.plan(ctx, preq)
-	resp.Diagnostics.Append(diags...)
-	if resp.Diagnostics.HasError() {
-		return
+	// The destroy was approved as a whole: a plan made stale by another
+	// object's write in between (clusters sharing machines are planned
+	// together) is computed again, a bounded number of times.
+	for attempt := 1; ; attempt++ {
+		presp, diags := r.plan(ctx, preq)
+		if diags.HasError() {
+			resp.Diagnostics.Append(diags...)
+			return
+		}
+		diags, stale := r.commit(ctx, preq, planRef{Index: presp.Plan.Index, Hash: presp.Hash})
+		if !stale || attempt == maxDeleteAttempts {
+			resp.Diagnostics.Append(diags...)
+			break
+		}
 	}
-	resp.Diagnostics.Append(r.commit(ctx, preq, planRef{Index: presp.Plan.Index, Hash: presp.Hash})...)
 	if resp.Diagnostics.HasError() || !opts.wait {
 		return
 	}
@@ -421,3 +438,4 @@ func unchanged(planned, prior tftypes.Value) bool {
 	b, errB := objectAttrs(prior)
 	return errA == nil && errB == nil && a[attrPlanRef].IsKnown() && a[attrPlanRef].Equal(b[attrPlanRef])
 }
+
