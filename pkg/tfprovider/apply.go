@@ -438,4 +438,3 @@ func unchanged(planned, prior tftypes.Value) bool {
 	b, errB := objectAttrs(prior)
 	return errA == nil && errB == nil && a[attrPlanRef].IsKnown() && a[attrPlanRef].Equal(b[attrPlanRef])
 }
-
