@@ -78,6 +78,11 @@ func fieldFrom(src any, f manifest.HCLField, t tftypes.Type, sv tftypes.Value, m
 				return tftypes.Value{}, err
 			}
 		}
+		if sv.IsNull() && (mode == shapePlan || len(srcList) == 0) {
+			// No blocks where the configuration or state has none, in
+			// whichever form (null or empty) it has that.
+			return sv, nil
+		}
 		n := len(srcList)
 		if mode == shapePlan {
 			if !sv.IsKnown() {

@@ -35,6 +35,19 @@ const worker = `
   }
 `
 
+// dataBlocks read the nodes and the cluster's status through the data sources.
+const dataBlocks = `
+data "kcore_nodes" "all" {}
+
+data "kcore_cluster_status" "lab" {
+  name       = kcore_kubernetes_cluster.lab.name
+  depends_on = [kcore_kubernetes_cluster.lab]
+}
+
+output "nodes" { value = join(",", [for n in data.kcore_nodes.all.nodes : n.name]) }
+output "phase" { value = data.kcore_cluster_status.lab.phase }
+`
+
 // mustContain fails unless out holds every want.
 func mustContain(t *testing.T, what, out string, want ...string) {
 	t.Helper()
@@ -58,6 +71,9 @@ func TestLifecycle(t *testing.T) {
 	out := e.must("plan")
 	mustContain(t, "create plan", out, `kcore_kubernetes_cluster.lab will be created`, `cni`, `"cilium"`, `create cluster lab`)
 	e.must("apply", "-auto-approve")
+	e.write(cluster("lab", "") + dataBlocks)
+	e.must("apply", "-auto-approve")
+	mustContain(t, "outputs", e.must("output"), `nodes = "node-201,node-202"`, `phase = "bootstrapping"`)
 	kc, ok := e.stored("lab")
 	if !ok || kc.Spec.ClusterCIDR != "10.245.0.0/16" || kc.Status.Phase != api.PhaseBootstrapping {
 		t.Fatalf("after create the controller stores %+v (stored %v)", kc, ok)
