@@ -91,18 +91,19 @@ func TestLifecycle(t *testing.T) {
 		t.Fatalf("after update the controller stores workers %+v", kc.Spec.WorkerNodes)
 	}
 
-	// Blocked: a worker that is not registered fails at plan, on its attribute.
+	// Blocked: a control plane that is not registered fails at plan, on
+	// its attribute.
 	e.write(cluster("lab", worker+`
-  worker_node {
+  control_plane_node {
     node_id           = "node-999"
     advertise_address = "192.168.41.99"
   }
 `))
 	out, code := e.run("plan")
 	if code == 0 {
-		t.Fatalf("plan of an unregistered worker succeeded:\n%s", out)
+		t.Fatalf("plan of an unregistered control plane succeeded:\n%s", out)
 	}
-	mustContain(t, "blocked plan", out, "Error: kcore plan:", "worker_node[1]")
+	mustContain(t, "blocked plan", out, "Error: kcore plan: control-plane-not-registered", "control_plane_node[1].node_id")
 	if kc, _ = e.stored("lab"); len(kc.Spec.WorkerNodes) != 1 {
 		t.Fatalf("a blocked plan changed the stored workers: %+v", kc.Spec.WorkerNodes)
 	}
