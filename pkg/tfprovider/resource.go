@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"strings"
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/path"
@@ -14,6 +15,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 
 	"kcore.dev/kcore/pkg/client"
+	"kcore.dev/kcore/pkg/manifest"
 )
 
 // Private state keys.
@@ -173,6 +175,9 @@ func (r *objectResource) Read(ctx context.Context, req resource.ReadRequest, res
 	state := req.State.Raw
 	if mode == shapeImport || r.drifted(state, stored) {
 		doc, err := fromObject(stored)
+		if err == nil && mode == shapeImport {
+			err = r.dropDefaultBlocks(doc)
+		}
 		if err == nil {
 			state, err = r.withFields(state, doc, state, mode)
 		}
@@ -246,4 +251,28 @@ func (r *objectResource) ImportState(ctx context.Context, req resource.ImportSta
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root(attrID), req.ID)...)
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("name"), req.ID)...)
 	resp.Diagnostics.Append(resp.Private.SetKey(ctx, privateImport, []byte("true"))...)
+}
+
+// dropDefaultBlocks removes from an imported document the top-level blocks
+// that hold nothing but what the controller fills into an empty object, so
+// a configuration that leaves them out plans no change after import.
+func (r *objectResource) dropDefaultBlocks(doc map[string]any) error {
+	empty := r.k.newObject()
+	empty.Default()
+	base, err := fromObject(empty)
+	if err != nil {
+		return err
+	}
+	for _, f := range r.ks.fields {
+		if f.Value != manifest.HCLBlock {
+			continue
+		}
+		mine, _ := lookup(doc, f.Path)
+		def, _ := lookup(base, f.Path)
+		section, name, _ := strings.Cut(f.Path, ".")
+		if m, ok := doc[section].(map[string]any); ok && reflect.DeepEqual(mine, def) {
+			delete(m, name)
+		}
+	}
+	return nil
 }

@@ -138,13 +138,21 @@ func TestLifecycle(t *testing.T) {
 	other.Metadata = api.ObjectMeta{Name: "other"}
 	other.Spec.ClusterCIDR, other.Spec.ServiceCIDR, other.Spec.ClusterDNS = "10.246.0.0/16", "10.98.0.0/16", "10.98.0.10"
 	other.Spec.WorkerNodes = nil
+	other.Spec.APIServerEndpoint = "192.168.41.203:6443"
+	other.Spec.ControlPlaneNodes = []api.ClusterNode{{NodeID: "node-203", AdvertiseAddress: "192.168.41.203"}}
 	other.Status = api.ClusterStatus{}
+	e.putNode("node-203", "192.168.41.203")
 	e.applyDirect(other)
-	otherCfg := strings.NewReplacer(`"lab"`, `"other"`, "10.245.0.0/16", "10.246.0.0/16", "10.97.0.0/16", "10.98.0.0/16", "10.97.0.10", "10.98.0.10").Replace(cluster("lab", ""))
+	otherCfg := strings.NewReplacer(`"lab"`, `"other"`, "10.245.0.0/16", "10.246.0.0/16", "10.97.0.0/16", "10.98.0.0/16",
+		"10.97.0.10", "10.98.0.10", "node-201", "node-203", "192.168.41.201", "192.168.41.203",
+		"  purge_volumes             = true\n", "").Replace(cluster("lab", ""))
 	e.write(cluster("lab", worker) + otherCfg)
 	e.must("import", "kcore_kubernetes_cluster.other", "other")
 	show := e.must("state", "show", "kcore_kubernetes_cluster.other")
-	mustContain(t, "imported state", show, `cluster_cidr`, `"10.246.0.0/16"`, `node-201`)
+	mustContain(t, "imported state", show, `cluster_cidr`, `"10.246.0.0/16"`, `node-203`)
+	if out, code := e.run("plan", "-detailed-exitcode"); code != 0 {
+		t.Fatalf("plan after import: exit %d, want 0 (the configuration matches what is stored)\n%s", code, out)
+	}
 
 	// Destroy: each cluster is deleted the way kctl kubernetes delete does;
 	// without agents the orchestrator-less controller keeps it deleting.
