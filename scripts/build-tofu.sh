@@ -123,7 +123,7 @@ if ! flock -n 9; then
 fi
 
 expected="OpenTofu $version"
-verify() { "$1" version 2>/dev/null | head -n1 | grep -qxF "$expected"; }
+verify() { TF_CLI_CONFIG_FILE=/dev/null "$1" version 2>/dev/null | grep -qxF "$expected"; }
 
 ldflags="-s -w -X $module/version.dev=no"
 dest="$out/tofu-$version"
