@@ -6,8 +6,8 @@
 // change failing at plan with its attribute named, a stale saved plan
 // refused, drift shown by the next plan, import, and destroy.
 //
-// Without agents no cluster reaches ready, so the configurations leave
-// wait_ready unset; destroy then leaves the cluster in phase deleting for
+// Without agents no cluster reaches ready, so the test sets the phase to
+// ready where a change needs it and the configurations leave wait_ready unset; destroy then leaves the cluster in phase deleting for
 // the orchestrator, as kctl kubernetes delete without --wait does.
 //
 // The tests skip when no tofu binary is cached, unless KCORE_TOFU_REQUIRED

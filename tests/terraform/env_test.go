@@ -293,3 +293,15 @@ func (e *env) applyDirect(kc api.KubernetesCluster) {
 		e.t.Fatalf("apply %s: %v", kc.Metadata.Name, err)
 	}
 }
+
+// markReady sets a stored cluster's phase to ready, as the orchestrator
+// would once its nodes report healthy.
+func (e *env) markReady(name string) {
+	e.t.Helper()
+	kc, ok := e.stored(name)
+	if !ok {
+		e.t.Fatalf("no cluster %s to mark ready", name)
+	}
+	kc.Status.Phase = api.PhaseReady
+	e.c.Seed(api.KindKubernetesCluster, name, kc)
+}
