@@ -21,6 +21,7 @@ import (
 	"kcore.dev/kcore/pkg/pki"
 	"kcore.dev/kcore/pkg/secrets"
 	"kcore.dev/kcore/pkg/server"
+	"kcore.dev/kcore/pkg/version"
 	"kcore.dev/kcore/tests/apiserve"
 	"kcore.dev/kcore/tests/harness"
 )
@@ -118,7 +119,7 @@ func newEnv(t *testing.T) *env {
 			return errors.New("no leader")
 		}
 		for _, r := range e.c.Running() {
-			if _, err := apiserve.Of(l).Server.RecordMember(context.Background(), r.ID, r.Addr, apiserve.Of(r).Addr); err != nil {
+			if _, err := apiserve.Of(l).Server.RecordMember(context.Background(), r.ID, r.Addr, apiserve.Of(r).Addr, version.Schema); err != nil {
 				return err
 			}
 		}
