@@ -42,10 +42,15 @@ func run(ctx context.Context, args []string, stdout io.Writer, log *slog.Logger)
 	out := fl.String("out", "", "directory the archives are written to (build) or read from (push)")
 	registry := fl.String("registry", "", "HOST:PORT of the registry to push into (push)")
 	ca := fl.String("ca", "", "PEM CA bundle the registry's certificate chains to (push)")
+	set := fl.String("set", setLab, "image set the images file pins: lab or conformance")
 	if err := fl.Parse(args[1:]); err != nil {
 		return fmt.Errorf("parse flags: %w", err)
 	}
-	imgs, err := pinnedImages(*images)
+	rs, err := recipesOf(*set)
+	if err != nil {
+		return err
+	}
+	imgs, err := pinnedSet(*images, rs)
 	if err != nil {
 		return err
 	}
@@ -83,7 +88,11 @@ func build(imgs []pinned, binDir, out string, log *slog.Logger) error {
 		if err != nil {
 			return fmt.Errorf("build %s: %w", p.Ref, err)
 		}
-		img, err := image(p.recipe, fs)
+		base := ""
+		if p.Base != "" {
+			base = filepath.Join(binDir, p.Base+".rootfs.tar")
+		}
+		img, err := image(p.recipe, fs, base)
 		if err != nil {
 			return fmt.Errorf("build %s: %w", p.Ref, err)
 		}

@@ -38,7 +38,8 @@ const (
 var ErrBadArchive = errors.New("not a kcore image archive")
 
 // image assembles one linux/amd64 OCI image of a single layer.
-func image(r recipe, fs rootfs) (v1.Image, error) {
+// base, when not empty, is the root filesystem tar laid down first.
+func image(r recipe, fs rootfs, base string) (v1.Image, error) {
 	layerTar, err := fs.tar()
 	if err != nil {
 		return nil, err
@@ -49,9 +50,22 @@ func image(r recipe, fs rootfs) (v1.Image, error) {
 	if err != nil {
 		return nil, fmt.Errorf("make layer: %w", err)
 	}
-	base := mutate.MediaType(empty.Image, types.OCIManifestSchema1)
-	base = mutate.ConfigMediaType(base, types.OCIConfigJSON)
-	img, err := mutate.Append(base, mutate.Addendum{
+	img := mutate.MediaType(empty.Image, types.OCIManifestSchema1)
+	img = mutate.ConfigMediaType(img, types.OCIConfigJSON)
+	if base != "" {
+		bl, err := tarball.LayerFromFile(base, tarball.WithMediaType(types.OCILayer))
+		if err != nil {
+			return nil, fmt.Errorf("read base layer %s: %w", base, err)
+		}
+		img, err = mutate.Append(img, mutate.Addendum{
+			Layer:   bl,
+			History: v1.History{Created: v1.Time{Time: time.Unix(0, 0).UTC()}, CreatedBy: "kcore-images base " + r.Base},
+		})
+		if err != nil {
+			return nil, fmt.Errorf("append base layer: %w", err)
+		}
+	}
+	img, err = mutate.Append(img, mutate.Addendum{
 		Layer:   layer,
 		History: v1.History{Created: v1.Time{Time: time.Unix(0, 0).UTC()}, CreatedBy: "kcore-images build " + r.Name},
 	})

@@ -103,7 +103,23 @@ func (r rootfs) tar() ([]byte, error) {
 }
 
 // buildRootfs assembles one image's root filesystem from its static binary.
+// An image on a Base gets only its binary and Dirs here: the Debian root
+// filesystem under it has its own users and directories.
 func buildRootfs(r recipe, bin string) (rootfs, error) {
+	fs := rootfs{}
+	if r.Base == "" {
+		fs.file("/etc/passwd", 0o644, []byte(passwd), nil)
+		fs.file("/etc/group", 0o644, []byte(group), nil)
+		fs.dir("/tmp", 0o1777)
+		fs.dir("/root", 0o700)
+		fs.dir("/home/nonroot", 0o755)
+	}
+	for _, d := range r.Dirs {
+		fs.dir(d, 0o755)
+	}
+	if r.Path == "" {
+		return fs, nil
+	}
 	data, err := os.ReadFile(bin)
 	if err != nil {
 		return nil, fmt.Errorf("read binary: %w", err)
@@ -111,12 +127,6 @@ func buildRootfs(r recipe, bin string) (rootfs, error) {
 	if err := checkStatic(bin); err != nil {
 		return nil, err
 	}
-	fs := rootfs{}
-	fs.file("/etc/passwd", 0o644, []byte(passwd), nil)
-	fs.file("/etc/group", 0o644, []byte(group), nil)
-	fs.dir("/tmp", 0o1777)
-	fs.dir("/root", 0o700)
-	fs.dir("/home/nonroot", 0o755)
 	fs.file(r.Path, 0o755, data, r.Xattrs)
 	if r.CACerts {
 		ca, err := os.ReadFile(caBundle)

@@ -40,7 +40,8 @@ type recipe struct {
 	// Name is the image's short name: the binary's file name in -bin-dir
 	// and the archive's base name.
 	Name string
-	// Path is where the binary goes in the image.
+	// Path is where the binary goes in the image; empty for an image made
+	// of its Base alone.
 	Path string
 	// Xattrs are extended attributes of the binary.
 	Xattrs map[string]string
@@ -48,6 +49,13 @@ type recipe struct {
 	Applets bool
 	// CACerts copies the host's CA bundle into /etc/ssl/certs.
 	CACerts bool
+	// Base names a Debian root filesystem, the tar <bin-dir>/<Base>.rootfs.tar
+	// scripts/build-images.sh makes with mmdebstrap, laid down as the image's
+	// first layer; the binary (if any) and Dirs go in a second. Without a
+	// Base the image is one layer: the binary on a minimal root filesystem.
+	Base string
+	// Dirs are more directories the image holds (mode 0755).
+	Dirs []string
 	// Config is the image's runtime configuration.
 	Config v1.Config
 }
@@ -90,6 +98,29 @@ func recipes() []recipe {
 	}
 }
 
+// Image sets: which recipes an images file pins (kcore-images -set).
+const (
+	// setLab is what kcore's clusters and the lab run (manifests/images.go).
+	setLab = "lab"
+	// setConformance is what the upstream conformance tests the lab runs
+	// need (tests/conformance/images.go).
+	setConformance = "conformance"
+)
+
+// ErrUnknownSet is returned for an image set this tool does not know.
+var ErrUnknownSet = errors.New("unknown image set")
+
+// recipesOf returns the recipes of one image set.
+func recipesOf(set string) ([]recipe, error) {
+	switch set {
+	case setLab:
+		return recipes(), nil
+	case setConformance:
+		return conformanceRecipes(), nil
+	}
+	return nil, fmt.Errorf("read recipes of %q: %w", set, ErrUnknownSet)
+}
+
 // pinned is one image: its recipe and the reference the images file pins.
 type pinned struct {
 	recipe
@@ -100,13 +131,19 @@ type pinned struct {
 // and pairs every recipe with its reference. Every recipe's constant must be
 // there, fully pinned, and every constant ending in Image must have a recipe.
 func pinnedImages(path string) ([]pinned, error) {
+	return pinnedSet(path, recipes())
+}
+
+// pinnedSet pairs each of rs with its reference in the images file at path,
+// under the rules of pinnedImages.
+func pinnedSet(path string, rs []recipe) ([]pinned, error) {
 	consts, err := stringConsts(path)
 	if err != nil {
 		return nil, err
 	}
 	var out []pinned
 	known := map[string]bool{}
-	for _, r := range recipes() {
+	for _, r := range rs {
 		known[r.Const] = true
 		ref, ok := consts[r.Const]
 		if !ok {

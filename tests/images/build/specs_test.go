@@ -95,7 +95,7 @@ func TestArchiveRoundTrip(t *testing.T) {
 	r := recipes()[1] // CoreDNS: an entrypoint, a user and a file capability
 	fs := rootfs{}
 	fs.file(r.Path, 0o755, []byte("not really coredns"), r.Xattrs)
-	img, err := image(r, fs)
+	img, err := image(r, fs, "")
 	if err != nil {
 		t.Fatal(err)
 	}
