@@ -19,16 +19,35 @@
 #   busybox                 Debian's busybox-static, whose version must be the tag
 #   echo                    tests/images/echo, the lab's test workload
 #
+# --set conformance builds instead the images the upstream conformance tests
+# pull (make conformance), pinned by tests/conformance/images.go with the
+# references e2e.test --list-images names, into DIR/conformance:
+#
+#   agnhost, agnhost-prev   k8s.io/kubernetes/test/images/agnhost (as
+#                           tests/k8sbins/kubernetes-e2e-$E2E_K8S pins it) on the
+#                           Debian root filesystem below; agnhost:2.55 holds the
+#                           same build (the Pods test only switches images)
+#   busybox                 Debian's busybox-static, applets in /bin
+#   glibc-dns-testing       the Debian root filesystem (dig, glibc's resolver)
+#   nginx                   the Debian root filesystem (nginx-light)
+#   pause                   gcc -static of pause.c, as for the lab
+#
+# The Debian root filesystem is made once with mmdebstrap (bookworm, minbase,
+# from the machine's apt sources) into DIR/conformance/bin/debian.rootfs.tar.
+#
 # A binary whose stamp matches and which reports the expected version is not
 # rebuilt; the archives are rewritten only when a binary, the tool or
-# manifests/images.go changed.
+# the images file changed.
 set -euo pipefail
 
 usage() {
   cat <<'EOF'
 usage: scripts/build-images.sh [options]
 
-  --out DIR   cache of images (default ${KCORE_CACHE:-$HOME/.cache/kcore}/images)
+  --out DIR   cache of images (default ${KCORE_CACHE:-$HOME/.cache/kcore}/images,
+              and its conformance/ with --set conformance)
+  --set SET   lab (default: manifests/images.go) or conformance
+              (tests/conformance/images.go, the images e2e.test pulls)
   --force     rebuild every binary and archive
   -h, --help  this text
 EOF
@@ -42,12 +61,20 @@ fi
 # The Kubernetes release whose build/pause/linux/pause.c the pause image is
 # compiled from (its module is pinned and downloaded by scripts/build-k8s.sh).
 PAUSE_K8S=v1.37.2
+# The Kubernetes release whose test/images/agnhost the conformance set's
+# agnhost is built from: the release e2e.test is built from.
+E2E_K8S=v1.37.2
+# What the conformance set's Debian root filesystem holds.
+DEBIAN_SUITE=bookworm
+DEBIAN_PACKAGES=bind9-dnsutils,curl,netcat-openbsd,iproute2,socat,nginx-light
 
-out="${KCORE_CACHE:-$HOME/.cache/kcore}/images"
+out=""
+set=lab
 force=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --out) out=${2:?--out needs a value}; shift 2 ;;
+    --set) set=${2:?--set needs a value}; shift 2 ;;
     --force) force=1; shift ;;
     -h | --help) usage; exit 0 ;;
     *) echo "build-images: unknown argument $1" >&2; usage >&2; exit 2 ;;
@@ -55,7 +82,17 @@ while [ $# -gt 0 ]; do
 done
 
 root=$(cd "$(dirname "$0")/.." && pwd)
-images_go="$root/manifests/images.go"
+case "$set" in
+  lab)
+    images_go="$root/manifests/images.go"
+    out=${out:-${KCORE_CACHE:-$HOME/.cache/kcore}/images}
+    ;;
+  conformance)
+    images_go="$root/tests/conformance/images.go"
+    out=${out:-${KCORE_CACHE:-$HOME/.cache/kcore}/images/conformance}
+    ;;
+  *) echo "build-images: --set must be lab or conformance, got $set" >&2; exit 2 ;;
+esac
 export GOWORK=off GOFLAGS="-mod=readonly -buildvcs=false" CGO_ENABLED=0
 
 start=$SECONDS
@@ -81,17 +118,49 @@ names=()
 while read -r n r; do
   ref[$n]=$r
   names+=("$n")
-done < <("$tool" refs -images "$images_go")
+done < <("$tool" refs -set "$set" -images "$images_go")
 [ ${#names[@]} -gt 0 ] || die "kcore-images listed no images in $images_go"
 
 tag() { echo "${ref[$1]##*:}"; }
+
+# binary NAME: whether NAME's image holds a binary built here (the
+# conformance set's glibc-dns-testing and nginx are the Debian root alone).
+binary() {
+  case "$set:$1" in
+    conformance:glibc-dns-testing | conformance:nginx) return 1 ;;
+  esac
+}
+
+e2e_module() {
+  local mod="$root/tests/k8sbins/kubernetes-e2e-$E2E_K8S"
+  [ -f "$mod/go.mod" ] || die "no pinned module ${mod#"$root"/} for agnhost"
+  echo "$mod"
+}
+
+# agnhost_version prints test/images/agnhost/VERSION of the pinned release.
+agnhost_version() {
+  local dir
+  dir=$(cd "$(e2e_module)" && go mod download -json k8s.io/kubernetes | awk -F'"' '$2 == "Dir" { print $4 }')
+  tr -d '[:space:]' <"$dir/test/images/agnhost/VERSION"
+}
 
 # expected NAME prints the line the binary must print when asked its version.
 expected() {
   local t
   t=$(tag "$1")
+  case "$set:$1" in
+    *:pause) echo "pause.c v$t" ;;
+    conformance:agnhost | conformance:agnhost-prev) echo "agnhost version $(agnhost_version)" ;;
+    conformance:busybox) echo "BusyBox v$(busybox_version)" ;;
+    lab:*) expected_lab "$1" ;;
+    *) die "no recipe for image $1 (${ref[$1]})" ;;
+  esac
+}
+
+expected_lab() {
+  local t
+  t=$(tag "$1")
   case "$1" in
-    pause) echo "pause.c v$t" ;;
     coredns) echo "CoreDNS-${t#v}" ;;
     local-path-provisioner) echo "version $t" ;;  # urfave/cli names the app after argv[0]
     busybox) echo "BusyBox v$t" ;;
@@ -108,6 +177,7 @@ reported() {
     local-path-provisioner) "$2" --version ;;
     busybox) "$2" | head -1 ;;
     echo) "$2" -version ;;
+    agnhost | agnhost-prev) "$2" --version ;;
   esac 2>&1 || true
 }
 
@@ -149,11 +219,17 @@ stamp() {
       echo "go.mod $(sha "$mod/go.mod") go.sum $(sha "$mod/go.sum")"
       echo "go $(cd "$mod" && go env GOVERSION) CGO_ENABLED=0"
       ;;
+    agnhost | agnhost-prev)
+      mod=$(e2e_module)
+      echo "go.mod $(sha "$mod/go.mod") go.sum $(sha "$mod/go.sum") agnhost $(agnhost_version)"
+      echo "go $(cd "$mod" && go env GOVERSION) CGO_ENABLED=0"
+      ;;
     busybox)
       local v
       v=$(busybox_version)
       [ -n "$v" ] || die "Debian's busybox-static is not installed (scripts/deps.sh installs it)"
-      [ "$v" = "$t" ] || die "${ref[$n]} needs busybox $t, Debian's busybox-static is $v: pin BusyboxImage to docker.io/library/busybox:$v"
+      # The conformance set's tag is upstream's image version, not busybox's.
+      [ "$set" = conformance ] || [ "$v" = "$t" ] || die "${ref[$n]} needs busybox $t, Debian's busybox-static is $v: pin BusyboxImage to docker.io/library/busybox:$v"
       echo "busybox-static $(dpkg-query -W -f '${Version}' busybox-static) $(sha /bin/busybox)"
       ;;
     echo)
@@ -173,12 +249,37 @@ compile() {
     local-path-provisioner)
       (cd "$(pinned_module "$n")" && go build -trimpath -ldflags "-s -w -X main.VERSION=$t" -o "$dest" github.com/rancher/local-path-provisioner) ;;
     busybox) cp /bin/busybox "$dest" ;;
+    agnhost | agnhost-prev)
+      (cd "$(e2e_module)" && go build -trimpath -ldflags "-s -w -X main.Version=$(agnhost_version)" -o "$dest" k8s.io/kubernetes/test/images/agnhost) ;;
     echo) (cd "$root" && go build -trimpath -ldflags "-s -w" -o "$dest" ./tests/images/echo) ;;
   esac
 }
 
+# debian_rootfs makes the conformance set's Debian root filesystem once.
+debian_rootfs() {
+  local tar="$out/bin/debian.rootfs.tar" st t
+  command -v mmdebstrap >/dev/null || die "mmdebstrap is not installed (apt-get install mmdebstrap)"
+  st="mmdebstrap $(dpkg-query -W -f '${Version}' mmdebstrap) $DEBIAN_SUITE minbase $DEBIAN_PACKAGES"
+  if [ "$force" = 0 ] && [ -f "$tar" ] && [ -f "$out/bin/.debian.stamp" ] &&
+    [ "$(cat "$out/bin/.debian.stamp")" = "$st"$'\n'"sha256 $(sha "$tar")" ]; then
+    log "debian root filesystem up to date ($tar)"
+    return
+  fi
+  t=$SECONDS
+  log "debian root filesystem … mmdebstrap $DEBIAN_SUITE with $DEBIAN_PACKAGES"
+  rm -f "$out/bin/.debian.stamp"
+  mmdebstrap --quiet --variant=minbase --include="$DEBIAN_PACKAGES" \
+    --dpkgopt='path-exclude=/usr/share/doc/*' --dpkgopt='path-exclude=/usr/share/man/*' \
+    --dpkgopt='path-exclude=/usr/share/locale/*' "$DEBIAN_SUITE" "$tar.tmp"
+  mv -f "$tar.tmp" "$tar"
+  printf '%s\nsha256 %s\n' "$st" "$(sha "$tar")" >"$out/bin/.debian.stamp"
+  log "debian root filesystem made in $(elapsed "$t") ($(du -h "$tar" | cut -f1))"
+}
+if [ "$set" = conformance ]; then debian_rootfs; fi
+
 built=0
 for n in "${names[@]}"; do
+  binary "$n" || continue
   bin="$out/bin/$n"
   st=$(stamp "$n")
   if [ "$force" = 0 ] && [ -x "$bin" ] && [ -f "$out/bin/.$n.stamp" ] &&
@@ -206,7 +307,10 @@ archives_stamp=$(
   echo "tool $(sha "$tool")"
   echo "images.go $(sha "$images_go")"
   echo "ca-certificates $(sha /etc/ssl/certs/ca-certificates.crt)"
-  for n in "${names[@]}"; do echo "$n $(sha "$out/bin/$n")"; done
+  for n in "${names[@]}"; do
+    if binary "$n"; then echo "$n $(sha "$out/bin/$n")"; fi
+  done
+  if [ "$set" = conformance ]; then echo "debian $(sha "$out/bin/debian.rootfs.tar")"; fi
 )
 missing=0
 for n in "${names[@]}"; do [ -f "$out/$n.oci.tar" ] || missing=1; done
@@ -214,7 +318,7 @@ if [ "$force" = 0 ] && [ "$missing" = 0 ] && [ -f "$out/.archives.stamp" ] && [ 
   log "archives up to date in $out"
 else
   rm -f "$out/.archives.stamp"
-  "$tool" build -images "$images_go" -bin-dir "$out/bin" -out "$out"
+  "$tool" build -set "$set" -images "$images_go" -bin-dir "$out/bin" -out "$out"
   printf '%s\n' "$archives_stamp" >"$out/.archives.stamp"
 fi
 log "$built built, ${#names[@]} images ready in $out after $(elapsed "$start"): ${ref[*]}"

@@ -5,7 +5,10 @@
 #   scripts/lab-registry.sh start DIR HOST:PORT   make DIR/pki (a CA and a server
 #                                                 certificate for HOST), start the
 #                                                 registry, wait until it answers
-#   scripts/lab-registry.sh push DIR HOST:PORT    push every built image into it
+#   scripts/lab-registry.sh push DIR HOST:PORT [SET]
+#                                                 push every built image of SET
+#                                                 (lab, the default, or conformance:
+#                                                 scripts/build-images.sh --set) into it
 #   scripts/lab-registry.sh stop DIR              stop it
 #
 # DIR holds everything: pki/ca.crt (the CA a client trusts; containerd's
@@ -20,7 +23,9 @@
 # or docker.io whose endpoint is https://HOST:PORT asks for them.
 #
 # Environment: KCORE_CACHE (default ~/.cache/kcore): the images are read from
-# $KCORE_CACHE/images, pushed with $KCORE_CACHE/images/bin/kcore-images.
+# $KCORE_CACHE/images, pushed with $KCORE_CACHE/images/bin/kcore-images (the
+# conformance set's from $KCORE_CACHE/images/conformance, pinned by
+# tests/conformance/images.go).
 set -euo pipefail
 
 CACHE=${KCORE_CACHE:-$HOME/.cache/kcore}
@@ -33,7 +38,7 @@ CERT_DAYS=30
 
 die() { echo "lab-registry: $*" >&2; exit 1; }
 
-usage() { echo "usage: scripts/lab-registry.sh start DIR HOST:PORT | push DIR HOST:PORT | stop DIR" >&2; exit 2; }
+usage() { echo "usage: scripts/lab-registry.sh start DIR HOST:PORT | push DIR HOST:PORT [lab|conformance] | stop DIR" >&2; exit 2; }
 
 parse_addr() {
   [[ $1 =~ ^([0-9]+\.[0-9]+\.[0-9]+\.[0-9]+):([0-9]+)$ ]] || die "address must be IPv4:PORT, got $1"
@@ -111,10 +116,15 @@ start() {
 }
 
 push() {
-  local dir=$1 addr=$2
+  local dir=$1 addr=$2 set=${3:-lab} images=$IMAGES pins=$REPO/manifests/images.go
   parse_addr "$addr"
-  [ -x "$IMAGES/bin/kcore-images" ] || die "no images in $IMAGES: run scripts/build-images.sh"
-  "$IMAGES/bin/kcore-images" push -images "$REPO/manifests/images.go" -out "$IMAGES" -registry "$addr" -ca "$dir/pki/ca.crt"
+  case "$set" in
+    lab) ;;
+    conformance) images=$IMAGES/conformance pins=$REPO/tests/conformance/images.go ;;
+    *) usage ;;
+  esac
+  [ -x "$images/bin/kcore-images" ] || die "no images in $images: run scripts/build-images.sh --set $set"
+  "$images/bin/kcore-images" push -set "$set" -images "$pins" -out "$images" -registry "$addr" -ca "$dir/pki/ca.crt"
 }
 
 stop() {
@@ -136,7 +146,7 @@ stop() {
 
 case "${1:-}" in
   start) [ $# -eq 3 ] || usage; start "$2" "$3" ;;
-  push) [ $# -eq 3 ] || usage; push "$2" "$3" ;;
+  push) [ $# -eq 3 ] || [ $# -eq 4 ] || usage; push "$2" "$3" "${4:-}" ;;
   stop) [ $# -eq 2 ] || usage; stop "$2" ;;
   *) usage ;;
 esac
