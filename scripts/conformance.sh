@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# Run upstream Kubernetes conformance tests against the lab (make conformance).
+#
+#   scripts/conformance.sh            every [Conformance] test of the DNS, Services,
+#                                     Pods, ConfigMap, Secret and EmptyDir suites
+#   scripts/conformance.sh --subset   only those of the DNS and Services suites (the
+#                                     lab e2e test of make test runs this)
+#
+# Steps: build e2e.test (scripts/build-k8s.sh --only e2e.test, cached) and the
+# images it pulls (scripts/build-images.sh --set conformance, cached); use the
+# running lab, or bring one up with scripts/lab.sh up and remove it after
+# (KEEP=1 keeps it); push the images into the lab registry, where the nodes'
+# containerd mirror for registry.k8s.io finds them under the very names
+# e2e.test asks for; run e2e.test with n1's admin kubeconfig through the VIP,
+# --provider=skeleton, the focus below and --report-dir; print passed, failed
+# and skipped from the JUnit report. Exits non-zero when a test failed.
+#
+# No [Serial] test is skipped: the tests run one at a time, so a [Serial] one
+# (EmptyDir wrapper volumes "should not cause race condition when used for
+# configmaps") has the cluster to itself as it requires.
+#
+# Environment:
+#   CONFORMANCE_REPORT_DIR  where the JUnit report goes (default bin/conformance)
+#   CONFORMANCE_FOCUS       a ginkgo focus regex replacing the suites' one
+#   CONFORMANCE_SKIP        a ginkgo skip regex (default: none)
+#   CONFORMANCE_TIMEOUT     ginkgo's timeout for the whole run (default 2h)
+#   KCORE_LAB_DIR, KCORE_CACHE, KEEP as for scripts/lab.sh
+set -euo pipefail
+
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+LAB=${KCORE_LAB_DIR:-/var/lib/kcore-lab}
+CACHE=${KCORE_CACHE:-$HOME/.cache/kcore}
+REPORT_DIR=${CONFORMANCE_REPORT_DIR:-$REPO/bin/conformance}
+TIMEOUT=${CONFORMANCE_TIMEOUT:-2h}
+SKIP=${CONFORMANCE_SKIP:-}
+KEEP=${KEEP:-0}
+BRIDGE=kcore-lab0
+REGISTRY_ADDR=10.77.0.1:5000
+
+# The suites, by the names e2e.test gives them (e2e.test --list-tests).
+SUBSET_FOCUS='\[sig-network\] (DNS|Services) .*\[Conformance\]'
+FULL_FOCUS='(\[sig-network\] (DNS|Services)|\[sig-node\] (Pods|Pods Extended|ConfigMap|Secrets)|\[sig-storage\] (ConfigMap|Secrets|EmptyDir volumes|EmptyDir wrapper volumes)) .*\[Conformance\]'
+
+focus=$FULL_FOCUS
+case "${1:-}" in
+  "") ;;
+  --subset) focus=$SUBSET_FOCUS ;;
+  -h | --help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+  *) echo "usage: scripts/conformance.sh [--subset]" >&2; exit 2 ;;
+esac
+focus=${CONFORMANCE_FOCUS:-$focus}
+
+say() { printf '[conformance] %s\n' "$*" >&2; }
+die() { say "ERROR: $*"; exit 1; }
+
+[ "$(id -u)" -eq 0 ] || die "the lab needs root; run make conformance as root"
+
+"$REPO/scripts/build-k8s.sh" --only e2e.test
+"$REPO/scripts/build-images.sh" --set conformance
+E2E=$CACHE/bin/current/e2e.test
+
+started=0
+if ! ip link show "$BRIDGE" >/dev/null 2>&1; then
+  say "no lab running: scripts/lab.sh up"
+  (cd "$REPO" && make build >/dev/null)
+  "$REPO/scripts/lab.sh" up
+  started=1
+fi
+cleanup() {
+  if [ "$started" = 1 ] && [ "$KEEP" != 1 ]; then "$REPO/scripts/lab.sh" down || true; fi
+}
+trap cleanup EXIT
+
+"$REPO/scripts/lab-registry.sh" push "$LAB/registry" "$REGISTRY_ADDR" conformance
+
+mkdir -p "$REPORT_DIR"
+rm -f "$REPORT_DIR"/junit_*.xml
+say "e2e.test --ginkgo.focus '$focus'${SKIP:+ --ginkgo.skip '$SKIP'} (report in $REPORT_DIR)"
+t0=$SECONDS
+rc=0
+"$E2E" --kubeconfig "$LAB/n1/etc/kubernetes/admin.conf" --provider=skeleton \
+  --kubectl-path "$CACHE/bin/current/kubectl" \
+  --report-dir "$REPORT_DIR" --ginkgo.focus "$focus" ${SKIP:+--ginkgo.skip "$SKIP"} \
+  --ginkgo.timeout "$TIMEOUT" --ginkgo.no-color --ginkgo.v \
+  2>&1 | tee "$REPORT_DIR/e2e.log" || rc=$?
+elapsed=$((SECONDS - t0))
+
+junit=$REPORT_DIR/junit_01.xml
+[ -f "$junit" ] || die "e2e.test wrote no $junit (exit $rc); see $REPORT_DIR/e2e.log"
+count() { grep -oE "$1" "$junit" | wc -l; }
+passed=$(count 'status="passed"')
+failed=$(count 'status="(failed|timedout|panicked|interrupted|aborted)"')
+# Specs the focus filtered out are "skipped"; a focused one that skipped itself
+# says why ("skipped - ...").
+skipped=$(count '<skipped message="skipped - ')
+printf 'conformance: %d passed, %d failed, %d skipped in %dm%02ds (JUnit %s)\n' \
+  "$passed" "$failed" "$skipped" $((elapsed / 60)) $((elapsed % 60)) "$junit"
+if [ "$failed" -gt 0 ]; then
+  say "failed:"
+  grep -oE '<testcase name="[^"]*" classname="[^"]*" status="(failed|timedout|panicked|interrupted|aborted)"' "$junit" |
+    sed -E 's/<testcase name="([^"]*)".*status="([^"]*)"/  \2: \1/' >&2
+fi
+[ "$rc" = 0 ] && [ "$failed" = 0 ]

@@ -1,0 +1,134 @@
+package e2e
+
+import (
+	"context"
+	"encoding/xml"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// conformanceScript runs upstream's e2e.test against the lab.
+const conformanceScript = "scripts/conformance.sh"
+
+// conformanceTimeout bounds the subset run: building nothing (the cache is
+// warm after make e2e), pushing the images and 23 upstream tests.
+const conformanceTimeout = 30 * time.Minute
+
+// minConformanceSubset is the fewest upstream tests the subset must pass.
+const minConformanceSubset = 20
+
+// testConformanceSubset: upstream's own [Conformance] tests of the DNS and
+// Services suites (e2e.test of the release the lab runs, from
+// k8s.io/kubernetes/test/e2e) pass against the lab cluster, their images
+// pulled through the lab registry mirror under their upstream names. At
+// least minConformanceSubset of them run, none fails and none skips itself.
+func testConformanceSubset(t *testing.T, l *lab) {
+	if _, err := os.Stat(filepath.Join(l.k8sBin, "e2e.test")); err != nil {
+		t.Skipf("SKIP: %s is missing: build it with scripts/build-k8s.sh --only e2e.test (make e2e does)", filepath.Join(l.k8sBin, "e2e.test"))
+	}
+	report := t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), conformanceTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, filepath.Join(l.repo, conformanceScript), "--subset")
+	cmd.Dir = l.repo
+	cmd.Env = append(os.Environ(), "KCORE_LAB_DIR="+l.dir, "CONFORMANCE_REPORT_DIR="+report)
+	start := time.Now()
+	out, err := cmd.CombinedOutput()
+	t.Logf("%s --subset in %s: %s", conformanceScript, time.Since(start).Round(time.Second), summaryLine(string(out)))
+	res, rerr := readJUnit(filepath.Join(report, "junit_01.xml"))
+	if rerr != nil {
+		t.Fatalf("%s --subset: %v; %v\n%s", conformanceScript, err, rerr, tail(string(out), 60))
+	}
+	for _, name := range res.failed {
+		t.Errorf("upstream conformance test failed: %s", name)
+	}
+	for _, name := range res.skipped {
+		t.Errorf("upstream conformance test skipped itself: %s", name)
+	}
+	if len(res.passed) < minConformanceSubset {
+		t.Errorf("%d upstream conformance tests passed, want at least %d", len(res.passed), minConformanceSubset)
+	}
+	if err != nil && !t.Failed() {
+		t.Errorf("%s --subset: %v\n%s", conformanceScript, err, tail(string(out), 60))
+	}
+	if t.Failed() {
+		t.Logf("output tail:\n%s", tail(string(out), 60))
+	}
+	t.Logf("upstream conformance subset: %d passed, %d failed, %d skipped", len(res.passed), len(res.failed), len(res.skipped))
+}
+
+// junitResult is what one e2e.test run did with the specs it focused on.
+type junitResult struct{ passed, failed, skipped []string }
+
+// errNoJUnit is returned for a report with no test case at all.
+var errNoJUnit = errors.New("no test case in the JUnit report")
+
+// readJUnit reads the report e2e.test --report-dir writes. It lists every
+// spec of the suite; those the focus filtered out are skipped with the bare
+// message "skipped", a focused spec that skipped itself says why.
+func readJUnit(path string) (junitResult, error) {
+	var res junitResult
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return res, fmt.Errorf("read JUnit report: %w", err)
+	}
+	var doc struct {
+		Suites []struct {
+			Cases []struct {
+				Name    string `xml:"name,attr"`
+				Status  string `xml:"status,attr"`
+				Skipped *struct {
+					Message string `xml:"message,attr"`
+				} `xml:"skipped"`
+			} `xml:"testcase"`
+		} `xml:"testsuite"`
+	}
+	if err := xml.Unmarshal(data, &doc); err != nil {
+		return res, fmt.Errorf("decode JUnit report %s: %w", path, err)
+	}
+	n := 0
+	for _, s := range doc.Suites {
+		for _, c := range s.Cases {
+			n++
+			switch {
+			case c.Status == "passed":
+				res.passed = append(res.passed, c.Name)
+			case c.Status == "skipped" || c.Status == "pending":
+				if c.Skipped != nil && strings.HasPrefix(c.Skipped.Message, "skipped - ") {
+					res.skipped = append(res.skipped, c.Name)
+				}
+			default:
+				res.failed = append(res.failed, c.Name)
+			}
+		}
+	}
+	if n == 0 {
+		return res, fmt.Errorf("read %s: %w", path, errNoJUnit)
+	}
+	return res, nil
+}
+
+// summaryLine is the line scripts/conformance.sh prints with its counts.
+func summaryLine(out string) string {
+	for _, l := range strings.Split(out, "\n") {
+		if strings.HasPrefix(l, "conformance: ") {
+			return l
+		}
+	}
+	return "no summary line"
+}
+
+// tail is the last n lines of out.
+func tail(out string, n int) string {
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
