@@ -132,3 +132,38 @@ func tail(out string, n int) string {
 	}
 	return strings.Join(lines, "\n")
 }
+
+// TestReadJUnit counts what e2e.test's report says of the focused specs:
+// filtered-out specs ("skipped") are not counted, a spec that skipped itself
+// is, every failure state is a failure, and an empty report is an error.
+func TestReadJUnit(t *testing.T) {
+	dir := t.TempDir()
+	report := filepath.Join(dir, "junit_01.xml")
+	const doc = `<?xml version="1.0" encoding="UTF-8"?>
+<testsuites tests="5">
+  <testsuite name="Kubernetes e2e suite" tests="5">
+    <testcase name="[sig-network] DNS should provide DNS for services [Conformance]" status="passed"></testcase>
+    <testcase name="[sig-network] Services should serve a basic endpoint from pods [Conformance]" status="failed"><failure type="failed">boom</failure></testcase>
+    <testcase name="[sig-network] Services should be updated [Conformance]" status="timedout"><failure type="timedout">late</failure></testcase>
+    <testcase name="[sig-apps] Deployment something" status="skipped"><skipped message="skipped"></skipped></testcase>
+    <testcase name="[sig-network] DNS should resolve [Conformance]" status="skipped"><skipped message="skipped - only on GCE"></skipped></testcase>
+  </testsuite>
+</testsuites>`
+	if err := os.WriteFile(report, []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res, err := readJUnit(report)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.passed) != 1 || len(res.failed) != 2 || len(res.skipped) != 1 {
+		t.Fatalf("passed %v, failed %v, skipped %v; want 1, 2, 1", res.passed, res.failed, res.skipped)
+	}
+	empty := filepath.Join(dir, "empty.xml")
+	if err := os.WriteFile(empty, []byte(`<testsuites><testsuite name="x"></testsuite></testsuites>`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := readJUnit(empty); !errors.Is(err, errNoJUnit) {
+		t.Fatalf("empty report: %v, want errNoJUnit", err)
+	}
+}
