@@ -18,6 +18,11 @@
 # builds of one version are byte-identical. containerd is stamped like its
 # Makefile does (-X …/version.Version), statically (CGO_ENABLED=0) and without
 # the btrfs, devmapper and zfs snapshotters; runc comes from the distribution.
+#
+# e2e.test, upstream's conformance suite (go test -c of k8s.io/kubernetes/test/e2e,
+# stamped like the Kubernetes binaries), is built only when --only names it: it
+# is pinned by a module of its own, tests/k8sbins/kubernetes-e2e-vX.Y.Z/, so
+# that its test-only dependencies never move the cluster binaries' pins.
 set -euo pipefail
 
 usage() {
@@ -32,7 +37,8 @@ usage: scripts/build-k8s.sh [options]
   --link NAME        name of the symlink directory in DIR (default current)
   --only LIST        comma-separated subset of: etcd,etcdctl,etcdutl,kube-apiserver,
                      kube-controller-manager,kube-scheduler,kubelet,kube-proxy,kubectl,
-                     containerd,containerd-shim-runc-v2,ctr
+                     containerd,containerd-shim-runc-v2,ctr; and e2e.test (the
+                     conformance suite, built only when named here)
   --force            rebuild even when the stamp matches
   --pin              write tests/k8sbins/<name>-<version>/ go.mod and go.sum for the
                      requested versions from the proxy, then stop (commit the result)
@@ -78,6 +84,7 @@ k8s_patch=${BASH_REMATCH[2]}
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 k8s_mod="$root/tests/k8sbins/kubernetes-$k8s_version"
+e2e_mod="$root/tests/k8sbins/kubernetes-e2e-$k8s_version"
 etcd_mod="$root/tests/k8sbins/etcd-$etcd_version"
 containerd_mod="$root/tests/k8sbins/containerd-$containerd_version"
 
@@ -95,6 +102,7 @@ declare -A pkg=(
   [containerd]=github.com/containerd/containerd/v2/cmd/containerd
   [containerd-shim-runc-v2]=github.com/containerd/containerd/v2/cmd/containerd-shim-runc-v2
   [ctr]=github.com/containerd/containerd/v2/cmd/ctr
+  [e2e.test]=k8s.io/kubernetes/test/e2e
 )
 all_components=(etcd etcdctl etcdutl kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy kubectl containerd containerd-shim-runc-v2 ctr)
 etcd_components=(etcd etcdctl etcdutl)
@@ -198,6 +206,28 @@ EOF
   log "pinned kubernetes $k8s_version in ${dir#"$root"/}"
 }
 
+# pin_kubernetes_e2e writes the nested module that pins the conformance suite
+# (test/e2e, and test/images/agnhost the conformance images are built from) at
+# one release, laid out like pin_kubernetes's; go list -test adds the sums of
+# the test-only packages e2e.test links, which go mod tidy leaves out.
+pin_kubernetes_e2e() {
+  local dir=$e2e_mod
+  pin_kubernetes
+  mkdir -p "$dir"
+  awk -v name="kubernetes-e2e-$k8s_version" '
+    /^\/\/ Pins Kubernetes/ { print "// Pins the conformance suite of Kubernetes " v " for the lab: e2e.test and agnhost"; skip = 1; next }
+    skip && /^\/\// { if ($0 ~ /Written by/) { print "// as released, with each staging module replaced by its published release. Kept"; print "// apart from the cluster binaries'"'"' module so test-only dependencies never move their"; print "// pins. Written by scripts/build-k8s.sh --pin; the build never edits it." } ; next }
+    { skip = 0 }
+    /^module / { print "module kcore.dev/kcore/tests/k8sbins/" name; next }
+    /^tool \($/ { intool = 1; print "tool ("; print "\tk8s.io/kubernetes/test/e2e"; print "\tk8s.io/kubernetes/test/images/agnhost"; next }
+    intool && /^\)$/ { intool = 0; print; next }
+    intool { next }
+    { print }
+  ' v="$k8s_version" "$k8s_mod/go.mod" >"$dir/go.mod"
+  (cd "$dir" && GOFLAGS=-mod=mod go mod tidy && GOFLAGS=-mod=mod go list -test -deps k8s.io/kubernetes/test/e2e >/dev/null)
+  log "pinned the kubernetes $k8s_version conformance suite in ${dir#"$root"/}"
+}
+
 # upstream_gomod prints the path of the go.mod the proxy serves for MODULE@VERSION.
 upstream_gomod() {
   local tmp path
@@ -210,7 +240,7 @@ upstream_gomod() {
 
 if [ "$pin" = 1 ]; then
   pin_etcd
-  pin_kubernetes
+  pin_kubernetes_e2e
   pin_containerd
   exit 0
 fi
@@ -226,7 +256,9 @@ else
   want=("${all_components[@]}")
 fi
 
-for dir in "$etcd_mod" "$k8s_mod" "$containerd_mod"; do
+mods=("$etcd_mod" "$k8s_mod" "$containerd_mod")
+case " ${want[*]} " in *" e2e.test "*) mods+=("$e2e_mod") ;; esac
+for dir in "${mods[@]}"; do
   if [ ! -f "$dir/go.mod" ]; then
     echo "build-k8s: no pinned module ${dir#"$root"/}; run scripts/build-k8s.sh --pin --k8s-version $k8s_version --etcd-version $etcd_version --containerd-version $containerd_version and commit it" >&2
     exit 1
@@ -278,6 +310,7 @@ expected_version() {
     etcdctl) echo "etcdctl version: ${etcd_version#v}" ;;
     etcdutl) echo "etcdutl version: ${etcd_version#v}" ;;
     kubectl) echo "Client Version: $k8s_version" ;;
+    e2e.test) echo "$k8s_version" ;;
     containerd | ctr) echo "$1 github.com/containerd/containerd/v2 $containerd_version" ;;
     containerd-shim-runc-v2) echo "  Version:  $containerd_version" ;;
     *) echo "Kubernetes $k8s_version" ;;
@@ -293,6 +326,7 @@ reported_version() {
     # containerd prints its (empty) git revision after the version.
     containerd | ctr) "$2" --version | sed 's/ *$//' ;;
     containerd-shim-runc-v2) "$2" -v ;;
+    e2e.test) "$2" -version ;;
     *) "$2" --version ;;
   esac 2>&1 || true
 }
@@ -311,10 +345,13 @@ for c in "${want[@]}"; do
   case " ${containerd_components[*]} " in
     *" $c "*) version=$containerd_version mod=$containerd_mod module=github.com/containerd/containerd/v2 ;;
   esac
+  if [ "$c" = e2e.test ]; then mod=$e2e_mod; fi
   if [ "$module" = k8s.io/kubernetes ]; then
     [ -n "${ldflags_for[k8s]:-}" ] || ldflags_for[k8s]=$(k8s_ldflags)
     ldflags=${ldflags_for[k8s]}
     tags=selinux,notest,grpcnotrace
+    # notest drops test-only code, which the test binary is.
+    if [ "$c" = e2e.test ]; then tags=""; fi
   elif [ "$module" = github.com/containerd/containerd/v2 ]; then
     ldflags="-s -w -X $module/version.Version=$containerd_version"
     tags=no_btrfs,no_devmapper,no_zfs
@@ -349,8 +386,14 @@ EOF
   t=$SECONDS
   log "$c $version … building ${pkg[$c]} in ${mod#"$root"/}"
   rm -f "$dest/.stamp"
-  (cd "$mod" && CGO_ENABLED=0 go build -trimpath -tags "$tags" \
-    -ldflags "$ldflags" -o "$bin.tmp" "${pkg[$c]}")
+  if [ "$c" = e2e.test ]; then
+    # A test binary: go test -c, upstream's way of building it.
+    (cd "$mod" && CGO_ENABLED=0 go test -c -trimpath -tags "$tags" \
+      -ldflags "$ldflags" -o "$bin.tmp" "${pkg[$c]}")
+  else
+    (cd "$mod" && CGO_ENABLED=0 go build -trimpath -tags "$tags" \
+      -ldflags "$ldflags" -o "$bin.tmp" "${pkg[$c]}")
+  fi
   if ! verify "$c" "$bin.tmp"; then
     echo "build-k8s: $c does not report \"$(expected_version "$c")\"; it says:" >&2
     reported_version "$c" "$bin.tmp" >&2
