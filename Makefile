@@ -9,7 +9,7 @@ PKGS        := ./...
 VERSION     ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS     := -X kcore.dev/kcore/pkg/version.Version=$(VERSION)
 
-.PHONY: all build demo deps test unit e2e chaos lint fmt-check vet staticcheck bench schemas clean k8s-bins tofu images lab lab-down
+.PHONY: all build demo deps test unit e2e chaos lint fmt-check vet staticcheck bench schemas clean k8s-bins tofu images lab lab-down conformance
 
 all: build
 
@@ -52,6 +52,15 @@ images:
 ## the VIP (docs/lab.md; KEEP=1 keeps a failed lab for inspection)
 lab: build
 	./scripts/lab.sh up
+
+## conformance: upstream Kubernetes conformance against the lab (root): builds
+## e2e.test from k8s.io/kubernetes/test/e2e and the images it pulls (cached),
+## uses the running lab or brings one up (and removes it), runs every
+## [Conformance] test of the DNS, Services, Pods, ConfigMap, Secret and EmptyDir
+## suites, writes the JUnit report to bin/conformance (CONFORMANCE_REPORT_DIR)
+## and prints passed/failed/skipped (docs/lab.md)
+conformance: build
+	./scripts/conformance.sh
 
 ## lab-down: remove every namespace, process, link and file the lab made
 lab-down:
