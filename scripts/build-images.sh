@@ -150,7 +150,7 @@ expected() {
   t=$(tag "$1")
   case "$set:$1" in
     *:pause) echo "pause.c v$t" ;;
-    conformance:agnhost | conformance:agnhost-prev) echo "agnhost version $(agnhost_version)" ;;
+    conformance:agnhost | conformance:agnhost-prev) echo "app version $(agnhost_version)" ;;  # cobra names it after its Use, app
     conformance:busybox) echo "BusyBox v$(busybox_version)" ;;
     lab:*) expected_lab "$1" ;;
     *) die "no recipe for image $1 (${ref[$1]})" ;;
