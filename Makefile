@@ -59,7 +59,7 @@ lab: build
 ## [Conformance] test of the DNS, Services, Pods, ConfigMap, Secret and EmptyDir
 ## suites, writes the JUnit report to bin/conformance (CONFORMANCE_REPORT_DIR)
 ## and prints passed/failed/skipped (docs/lab.md)
-conformance: build
+conformance: deps build
 	./scripts/conformance.sh
 
 ## lab-down: remove every namespace, process, link and file the lab made

@@ -4,7 +4,8 @@
 # the containerd that scripts/build-k8s.sh builds, nix-bin to parse the NixOS modules, mkfs tools;
 # gcc, busybox-static and ca-certificates for the lab's images
 # (scripts/build-images.sh), docker-registry and openssl for its registry
-# (scripts/lab-registry.sh).
+# (scripts/lab-registry.sh); mmdebstrap for the Debian base of the upstream
+# conformance images (scripts/build-images.sh --set conformance).
 # Idempotent and quiet when everything is there. Needs root for apt-get; when
 # not root it only reports what is missing (the tests that need it skip).
 set -euo pipefail
@@ -25,6 +26,7 @@ declare -A want=(
   [gcc]=gcc
   [docker-registry]=docker-registry
   [openssl]=openssl
+  [mmdebstrap]=mmdebstrap
 )
 
 missing=()
