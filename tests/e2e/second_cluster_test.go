@@ -222,10 +222,17 @@ func testSecondCluster(t *testing.T, l *lab) {
 				t.Errorf("%s: unit %s left after the second cluster's delete", n.id, name)
 			}
 		}
-		if _, err := os.Stat(filepath.Join(l.dir, n.name, "etc", "kubernetes", "clusters", cluster2)); err == nil {
-			if left, _ := filepath.Glob(filepath.Join(l.dir, n.name, "etc", "kubernetes", "clusters", cluster2, "*")); len(left) > 0 {
-				t.Errorf("%s: files of the second cluster left after its delete: %v", n.id, left)
+		// The agent removes what it wrote; empty directories may stay, as
+		// for the first cluster's delete.
+		var left []string
+		_ = filepath.WalkDir(filepath.Join(l.dir, n.name, "etc", "kubernetes", "clusters", cluster2), func(p string, d fs.DirEntry, err error) error {
+			if err == nil && !d.IsDir() {
+				left = append(left, p)
 			}
+			return nil
+		})
+		if len(left) > 0 {
+			t.Errorf("%s: files of the second cluster left after its delete: %v", n.id, left)
 		}
 	}
 	if out, err := l.kubectl("delete", "configmap", canaryConfigMap, "-n", "default"); err != nil {
