@@ -441,20 +441,35 @@ check_pod_done() {
 # workload_check runs one pod the way docs/lab.md shows users: the echo image,
 # pulled through the lab registry, resolves two Services' names through
 # CoreDNS (reached at its Service IP through kube-proxy); it prints what it
-# ran and the answer.
+# ran and the answer. A pod its kubelet turns away before its container
+# starts (right after the nodes turned Ready) is run again, at most
+# WORKLOAD_TRIES times; one whose container ran and failed fails the lab.
+WORKLOAD_TRIES=3
 workload_check() {
-  local image
+  local image try phase started
   image=$(echo_image)
   [ -n "$image" ] || die "no EchoImage in manifests/images.go"
   wait_for "CoreDNS available" "$NODE_TIMEOUT" coredns_available
-  say "workload check: kubectl run kcore-lab-check --image=$image --restart=Never -- -lookup kubernetes.default.svc.cluster.local -lookup kube-dns.kube-system.svc.cluster.local"
-  kubectl delete pod kcore-lab-check --ignore-not-found --wait=true >/dev/null
-  kubectl run kcore-lab-check --image="$image" --restart=Never -- \
-    -lookup kubernetes.default.svc.cluster.local -lookup kube-dns.kube-system.svc.cluster.local >/dev/null
-  wait_for "the workload check pod" "$NODE_TIMEOUT" check_pod_done
-  kubectl logs kcore-lab-check
-  [ "$(kubectl get pod kcore-lab-check -o 'jsonpath={.status.phase}')" = Succeeded ] || die "workload check failed (its output is above)"
-  kubectl delete pod kcore-lab-check --wait=false >/dev/null
+  for ((try = 1; try <= WORKLOAD_TRIES; try++)); do
+    say "workload check: kubectl run kcore-lab-check --image=$image --restart=Never -- -lookup kubernetes.default.svc.cluster.local -lookup kube-dns.kube-system.svc.cluster.local"
+    kubectl delete pod kcore-lab-check --ignore-not-found --wait=true >/dev/null
+    kubectl run kcore-lab-check --image="$image" --restart=Never -- \
+      -lookup kubernetes.default.svc.cluster.local -lookup kube-dns.kube-system.svc.cluster.local >/dev/null
+    wait_for "the workload check pod" "$NODE_TIMEOUT" check_pod_done
+    phase=$(kubectl get pod kcore-lab-check -o 'jsonpath={.status.phase}')
+    started=$(kubectl get pod kcore-lab-check -o 'jsonpath={.status.containerStatuses[0].state.terminated.exitCode}')
+    if [ "$phase" = Succeeded ]; then
+      kubectl logs kcore-lab-check
+      kubectl delete pod kcore-lab-check --wait=false >/dev/null
+      return 0
+    fi
+    if [ -n "$started" ]; then
+      kubectl logs kcore-lab-check || true
+      die "workload check failed: its container exited $started (its output is above)"
+    fi
+    say "workload check: the pod ended $phase before its container ran: $(kubectl get pod kcore-lab-check -o 'jsonpath={.status.reason}: {.status.message}') (try $try of $WORKLOAD_TRIES)"
+  done
+  die "workload check: the pod never ran in $WORKLOAD_TRIES tries"
 }
 
 # kill_pids SIGNAL PID...: signal each live pid.

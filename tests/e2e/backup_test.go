@@ -21,7 +21,7 @@ import (
 // exported file brings the cluster back to ready with the first ConfigMap
 // and without the second.
 func TestScheduledBackupRestore(t *testing.T) {
-	l := startLab(t, true)
+	l := startLab(t, true, "LAB_WORKLOAD_CHECK=0")
 	if _, err := os.Stat(filepath.Join(l.k8sBin, "etcdutl")); err != nil {
 		t.Skipf("SKIP: %s is missing: rebuild the lab binaries with make k8s-bins", filepath.Join(l.k8sBin, "etcdutl"))
 	}
