@@ -278,16 +278,22 @@ func addonsOverdue(conds []api.Condition, now time.Time, grace time.Duration) bo
 // clip keeps text read from the API on one line and at most MaxAddonText
 // bytes (cut at a rune boundary, marked with "...").
 func clip(s string) string {
+	return clipTo(s, MaxAddonText)
+}
+
+// clipTo keeps s on one line and at most limit bytes (cut at a rune
+// boundary, marked with "...").
+func clipTo(s string, limit int) string {
 	s = strings.Map(func(r rune) rune {
 		if unicode.IsControl(r) {
 			return ' '
 		}
 		return r
 	}, strings.TrimSpace(s))
-	if len(s) <= MaxAddonText {
+	if len(s) <= limit {
 		return s
 	}
-	cut := MaxAddonText - len("...")
+	cut := limit - len("...")
 	for cut > 0 && !utf8.RuneStart(s[cut]) {
 		cut--
 	}

@@ -28,8 +28,13 @@ const (
 // never holds up reconciliation; it writes only EtcdSnapshot records.
 type backupScheduler struct {
 	o *Orchestrator
-	// failed is when each cluster's last backup attempt failed.
-	failed map[string]time.Time
+	// last is each cluster's last backup attempt on this leader.
+	last map[string]backupAttempt
+}
+
+// newBackupScheduler is the backup schedule of o, with no attempt made yet.
+func newBackupScheduler(o *Orchestrator) *backupScheduler {
+	return &backupScheduler{o: o, last: map[string]backupAttempt{}}
 }
 
 // runBackups checks for due backups every BackupCheckInterval until ctx ends.
@@ -37,7 +42,7 @@ func (o *Orchestrator) runBackups(ctx context.Context) {
 	if o.cfg.Backups == nil {
 		return
 	}
-	b := &backupScheduler{o: o, failed: map[string]time.Time{}}
+	b := newBackupScheduler(o)
 	t := time.NewTicker(o.cfg.BackupCheckInterval)
 	defer t.Stop()
 	for {
@@ -57,15 +62,24 @@ func (b *backupScheduler) pass(ctx context.Context) {
 	now := o.cfg.Now()
 	for _, obj := range o.cfg.Node.State().List(api.KindKubernetesCluster) {
 		var c api.KubernetesCluster
-		if err := json.Unmarshal(obj.Data, &c); err != nil || c.Spec.EtcdBackup == nil {
+		if err := json.Unmarshal(obj.Data, &c); err != nil {
 			continue
 		}
-		if err := b.cluster(ctx, &c, now); err != nil {
+		if c.Spec.EtcdBackup != nil {
+			took, err := b.cluster(ctx, &c, now)
 			if ctx.Err() != nil {
 				return
 			}
-			b.failed[c.Metadata.Name] = now
-			o.log.Error("scheduled etcd backup failed", "cluster", c.Metadata.Name, "err", err)
+			switch {
+			case err != nil:
+				b.last[c.Metadata.Name] = backupAttempt{at: now, err: err}
+				o.log.Error("scheduled etcd backup failed", "cluster", c.Metadata.Name, "err", err)
+			case took:
+				b.last[c.Metadata.Name] = backupAttempt{at: now}
+			}
+		}
+		if err := b.report(ctx, c.Metadata.Name, now); err != nil && ctx.Err() == nil {
+			o.log.Warn("report etcd backup condition", "cluster", c.Metadata.Name, "err", err)
 		}
 	}
 	removed, err := o.cfg.Backups.Sweep(o.cfg.Node.State(), now)
@@ -78,45 +92,44 @@ func (b *backupScheduler) pass(ctx context.Context) {
 }
 
 // cluster takes c's backup when it is due and drops the backups its
-// retention expires.
-func (b *backupScheduler) cluster(ctx context.Context, c *api.KubernetesCluster, now time.Time) error {
+// retention expires; took reports whether a backup was taken.
+func (b *backupScheduler) cluster(ctx context.Context, c *api.KubernetesCluster, now time.Time) (took bool, err error) {
 	o := b.o
 	name := c.Metadata.Name
 	spec := c.Spec.EtcdBackup
 	if c.Status.Phase == api.PhaseDeleting || c.Status.EtcdRestore != nil {
-		return nil
+		return false, nil
 	}
 	st := o.cfg.Node.State()
 	list, err := etcdsnap.List(st, name)
 	if err != nil {
-		return err
+		return false, err
 	}
 	// Age passes whether or not a backup is due or can be taken.
 	if err := o.expireBackups(ctx, name, etcdsnap.Scheduled(list, true), spec, now); err != nil {
-		return err
+		return false, err
 	}
 	interval := spec.IntervalDuration()
-	if at, ok := b.failed[name]; ok && now.Before(at.Add(min(interval, BackupRetryDelay))) {
-		return nil
+	if a, ok := b.last[name]; ok && a.err != nil && now.Before(a.at.Add(min(interval, BackupRetryDelay))) {
+		return false, nil
 	}
 	if !etcdsnap.Due(list, interval, now) {
-		return nil
+		return false, nil
 	}
 	sec, err := etcdsnap.OpenClusterSecrets(o.cfg.Keyring, st, name)
 	if errors.Is(err, etcdsnap.ErrNotFound) {
-		return nil // not bootstrapped yet: nothing to back up
+		return false, nil // not bootstrapped yet: nothing to back up
 	}
 	if err != nil {
-		return err
+		return false, err
 	}
 	info, err := o.storeSnapshotFile(ctx, c, sec, etcdsnap.ReasonScheduled, spec.KeepCount(), spec.MaxAgeDuration())
 	if err != nil {
-		return err
+		return false, err
 	}
-	delete(b.failed, name)
 	o.log.Info("scheduled etcd backup stored", "cluster", name, "snapshot", info.Name, "sha256", info.SHA256,
 		"revision", info.Revision, "bytes", info.SizeBytes)
-	return nil
+	return true, nil
 }
 
 // expireBackups drops the scheduled backups retention expires at now.

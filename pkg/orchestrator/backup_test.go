@@ -155,7 +155,7 @@ func (e *backupEnv) names(i int) []string {
 // BackupRetryDelay, and age drops everything but the newest backup.
 func TestScheduledBackupsFollowTheClock(t *testing.T) {
 	e := newBackupEnv(t, &api.EtcdBackupSpec{Interval: "1h", Keep: 2, MaxAge: "3h"})
-	b := &backupScheduler{o: e.o, failed: map[string]time.Time{}}
+	b := newBackupScheduler(e.o)
 	ctx := context.Background()
 	manual, err := e.o.storeSnapshotFile(ctx, mustCluster(t, e.env), nil, "manual", etcdsnap.DefaultKeep, 0)
 	if err != nil {
@@ -190,7 +190,7 @@ func TestScheduledBackupsFollowTheClock(t *testing.T) {
 	e.fail = errors.New("etcd down")
 	e.clock.Add(time.Hour)
 	b.pass(ctx)
-	if _, ok := b.failed["lab"]; !ok {
+	if a, ok := b.last["lab"]; !ok || a.err == nil {
 		t.Fatal("a failed backup was not recorded")
 	}
 	e.fail = nil
@@ -216,7 +216,7 @@ func TestScheduledBackupsFollowTheClock(t *testing.T) {
 // the snapshot; a leader without the file fetches it from the holder.
 func TestBackupsKeepOnlyMetadataInRaft(t *testing.T) {
 	e := newBackupEnv(t, &api.EtcdBackupSpec{Interval: "1h"})
-	b := &backupScheduler{o: e.o, failed: map[string]time.Time{}}
+	b := newBackupScheduler(e.o)
 	b.pass(context.Background())
 	names := e.names(0)
 	if len(names) != 1 {
