@@ -66,6 +66,9 @@ type Config struct {
 	// HealthInterval is how often the orchestrator re-checks every
 	// cluster's health; default 30s.
 	HealthInterval time.Duration
+	// BackupCheckInterval is how often the leader looks for due scheduled
+	// etcd backups; default orchestrator.DefaultBackupCheckInterval.
+	BackupCheckInterval time.Duration
 	// AddonGrace is how long a ready cluster's add-ons may stay
 	// unavailable before it turns degraded (orchestrator.Config.AddonGrace);
 	// default 5m.

@@ -287,6 +287,8 @@ func (c *Controller) orchestrate() {
 		Backups:        c.snapshotFiles(),
 		ReplicaID:      c.node.ID(),
 		FetchSnapshot:  c.srv.FetchEtcdSnapshot,
+
+		BackupCheckInterval: c.cfg.BackupCheckInterval,
 	})
 }
 
