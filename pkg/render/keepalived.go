@@ -29,6 +29,25 @@ func Priority(advertiseAddress string) int {
 	return int(ip[3])
 }
 
+// The API health check keepalived runs on each control plane. A dead API
+// server refuses at once, so it loses the VIP after HealthCheckFall checks
+// HealthCheckInterval apart; a live but busy one has HealthCheckMaxTime to
+// answer /readyz before a check counts as failed, so a loaded control plane
+// does not hand the VIP away (which resets every connection through it).
+const (
+	// HealthCheckInterval is the time between two checks, in seconds.
+	HealthCheckInterval = 1
+	// HealthCheckMaxTime bounds one check's request (curl --max-time), in seconds.
+	HealthCheckMaxTime = 3
+	// HealthCheckTimeout is when keepalived gives up on a check, in seconds:
+	// one second past the request's own bound.
+	HealthCheckTimeout = HealthCheckMaxTime + 1
+	// HealthCheckRise and HealthCheckFall are the checks in a row that
+	// turn the node healthy and faulty.
+	HealthCheckRise = 2
+	HealthCheckFall = 2
+)
+
 // healthCommand is the script line keepalived runs to check the local API.
 // curl is used rather than a kcore subcommand: keepalived executes the line
 // itself (no shell), curl is on every host that runs Kubernetes, and -k is
@@ -37,7 +56,7 @@ func (r *renderer) healthCommand() string {
 	if r.opts.HealthCheckCommand != "" {
 		return r.opts.HealthCheckCommand
 	}
-	return fmt.Sprintf("/usr/bin/curl -sfk --max-time 1 -o /dev/null %s/readyz", r.localAPIURL())
+	return fmt.Sprintf("/usr/bin/curl -sfk --max-time %d -o /dev/null %s/readyz", HealthCheckMaxTime, r.localAPIURL())
 }
 
 // keepalived renders the VRRP instance that holds the API VIP and its unit.
@@ -86,10 +105,10 @@ func (r *renderer) keepalivedConfig(m api.ClusterNode) (string, error) {
 	if check {
 		p("vrrp_script %s {", r.l.VRRPScript)
 		p("    script \"%s\"", r.healthCommand())
-		p("    interval 1")
-		p("    timeout 2")
-		p("    rise 2")
-		p("    fall 2")
+		p("    interval %d", HealthCheckInterval)
+		p("    timeout %d", HealthCheckTimeout)
+		p("    rise %d", HealthCheckRise)
+		p("    fall %d", HealthCheckFall)
 		p("    weight 0")
 		p("}")
 		p("")

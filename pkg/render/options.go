@@ -59,7 +59,7 @@ type Options struct {
 	// RunDir holds pid files (keepalived), default /run/kcore.
 	RunDir string
 	// HealthCheckCommand replaces keepalived's API health script line. Empty
-	// renders `/usr/bin/curl -sfk --max-time 1 -o /dev/null
+	// renders `/usr/bin/curl -sfk --max-time <HealthCheckMaxTime> -o /dev/null
 	// https://127.0.0.1:<port>/readyz`. Tests point it at a script they control.
 	HealthCheckCommand string
 	// UnreportedPool names the pool of a volume without a volumeGroup on a
