@@ -87,6 +87,9 @@ func (s *Server) RecordMember(ctx context.Context, id, raftAddr, httpAddr string
 
 func (s *Server) removeMember(c *call) (any, error) {
 	id := c.r.PathValue("id")
+	if err := s.checkRemainingVoters(c.r.Context(), id); err != nil {
+		return nil, err
+	}
 	err := s.backend.RemoveServer(c.r.Context(), id)
 	if errors.Is(err, ErrNotLeader) && id == s.backend.ID() {
 		return s.forwardRemoval(c, err)
