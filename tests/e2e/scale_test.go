@@ -10,9 +10,11 @@ import (
 // TestScale is scenario (4): on a lab with two spare namespaces, scale out by
 // one control plane and one worker, refuse a scale-in that would lose etcd
 // quorum, then scale back in; etcd membership and the node list are checked
-// at each step.
+// at each step. The cluster invariants are sampled throughout.
 func TestScale(t *testing.T) {
 	l := startLab(t, true, "LAB_NODES=5", "LAB_WORKLOAD_CHECK=0")
+	inv := l.startInvariants(t, append(labNodes(), labNode{"lab-n4", "n4", "10.77.0.14"}, labNode{"lab-n5", "n5", "10.77.0.15"})...)
+	defer inv.check(t)
 	eventually(t, "three started etcd members", 30*time.Second, func() error { return l.etcdMembers(3) })
 	before := map[string]int{}
 	for _, n := range []string{"n1", "n2", "n3"} {

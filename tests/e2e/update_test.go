@@ -34,7 +34,7 @@ const vrrpBound = 3600 * time.Millisecond
 // rollback returns it; then a real one-at-a-time upgrade of the three
 // control planes, approved by hand, survives the controller leader being
 // killed mid-rollout, while a probe asks /readyz through the VIP every
-// 200 ms.
+// 200 ms and the cluster invariants are sampled (invariants_test.go).
 func TestRollingUpgrade(t *testing.T) {
 	cache := filepath.Dir(filepath.Dir(gateK8sBin(t)))
 	older := filepath.Join(cache, "bin", olderRelease)
@@ -46,6 +46,7 @@ func TestRollingUpgrade(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := l.startProbe(t)
+	inv := l.startInvariants(t, labNodes()...)
 
 	t.Run("broken-binary-pauses-and-rolls-back", func(t *testing.T) { testBrokenRelease(t, l) })
 	if t.Failed() {
@@ -54,6 +55,7 @@ func TestRollingUpgrade(t *testing.T) {
 	t.Run("upgrade-with-leader-killed", func(t *testing.T) { testUpgrade(t, l) })
 
 	windows, failed, total := p.stop()
+	inv.check(t)
 	t.Logf("probe: %d of %d /readyz through the VIP failed; failure windows %v", failed, total, windows)
 	for _, w := range windows {
 		if w > vrrpBound {

@@ -1,0 +1,260 @@
+package e2e
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// Bounds of the cluster invariants sampled while a scenario changes the
+// cluster.
+const (
+	// invariantEvery is how often every invariant is sampled.
+	invariantEvery = 100 * time.Millisecond
+	// invariantTimeout bounds each request of one sample.
+	invariantTimeout = 500 * time.Millisecond
+	// etcdElectionBound is how long etcd may answer unhealthy on every
+	// member before it counts as quorum lost: a member removal that takes
+	// the leader, or a leader's restart, costs one election (etcd's
+	// default election timeout is 1 s), not a lost quorum.
+	etcdElectionBound = 3 * time.Second
+	// maxViolations bounds the violations an invariants run keeps.
+	maxViolations = 20
+)
+
+// invariants samples, every invariantEvery while a scenario runs, the
+// promises kcore makes about the whole cluster, whatever the scenario:
+//
+//   - never two holders of the VIP (sampled on every lab namespace);
+//   - never two control planes' kube-apiservers restarting at once: a
+//     kube-apiserver restarts from the sample its unit's process changes
+//     or stops until its own /readyz answers (a node whose unit is gone
+//     left the cluster; a process that was never seen running started);
+//   - etcd never without quorum by kcore's own action: some member
+//     answers /health on its client URL, or none has for at most
+//     etcdElectionBound.
+//
+// Windows without any VIP holder are recorded, not judged: a scenario
+// bounds them with its /readyz probe.
+type invariants struct {
+	l      *lab
+	nodes  []labNode
+	client *http.Client
+	cancel context.CancelFunc
+	done   chan struct{}
+
+	mu         sync.Mutex
+	samples    int
+	maxGap     time.Duration
+	maxHolders int
+	noHolder   []time.Duration
+	maxDown    int
+	etcdLost   []time.Duration
+	violations []string
+}
+
+// startInvariants samples the invariants on nodes (the lab's control
+// planes and any namespace that may become one) until stop.
+func (l *lab) startInvariants(t *testing.T, nodes ...labNode) *invariants {
+	t.Helper()
+	pool := x509.NewCertPool()
+	for _, ca := range []string{"ca.crt", "etcd/ca.crt"} {
+		pem, err := os.ReadFile(filepath.Join(l.dir, "n1", "etc", "kubernetes", "pki", ca))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !pool.AppendCertsFromPEM(pem) {
+			t.Fatalf("no certificate in the lab's %s", ca)
+		}
+	}
+	pki := filepath.Join(l.dir, "n1", "etc", "kubernetes", "pki")
+	cert, err := tls.LoadX509KeyPair(filepath.Join(pki, "apiserver-etcd-client.crt"), filepath.Join(pki, "apiserver-etcd-client.key"))
+	if err != nil {
+		t.Fatalf("load the etcd client certificate: %v", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	inv := &invariants{
+		l: l, nodes: nodes, cancel: cancel, done: make(chan struct{}),
+		client: &http.Client{Timeout: invariantTimeout, Transport: &http.Transport{
+			TLSClientConfig: &tls.Config{RootCAs: pool, Certificates: []tls.Certificate{cert}}, DisableKeepAlives: true,
+		}},
+	}
+	go inv.run(ctx)
+	t.Cleanup(func() { inv.stop() })
+	return inv
+}
+
+// run samples until ctx ends.
+func (inv *invariants) run(ctx context.Context) {
+	defer close(inv.done)
+	tick := time.NewTicker(invariantEvery)
+	defer tick.Stop()
+	pids := map[string]int{}
+	restarting := map[string]bool{}
+	var noHolderSince, etcdBadSince, last time.Time
+	for {
+		select {
+		case <-ctx.Done():
+			now := time.Now()
+			inv.mu.Lock()
+			if !noHolderSince.IsZero() {
+				inv.noHolder = append(inv.noHolder, now.Sub(noHolderSince).Round(invariantEvery))
+			}
+			if !etcdBadSince.IsZero() && now.Sub(etcdBadSince) > etcdElectionBound {
+				inv.etcdLost = append(inv.etcdLost, now.Sub(etcdBadSince).Round(invariantEvery))
+			}
+			inv.mu.Unlock()
+			return
+		case <-tick.C:
+		}
+		now := time.Now()
+		holders := inv.vipHolders()
+		down := inv.apiserversRestarting(pids, restarting)
+		etcdOK := inv.etcdHealthy()
+
+		inv.mu.Lock()
+		inv.samples++
+		if !last.IsZero() && now.Sub(last) > inv.maxGap {
+			inv.maxGap = now.Sub(last)
+		}
+		last = now
+		inv.maxHolders = max(inv.maxHolders, len(holders))
+		if len(holders) > 1 {
+			inv.violate("%s: the VIP %s held by %v at once", now.Format(time.TimeOnly), vip, holders)
+		}
+		switch {
+		case len(holders) == 0 && noHolderSince.IsZero():
+			noHolderSince = now
+		case len(holders) > 0 && !noHolderSince.IsZero():
+			inv.noHolder = append(inv.noHolder, now.Sub(noHolderSince).Round(invariantEvery))
+			noHolderSince = time.Time{}
+		}
+		inv.maxDown = max(inv.maxDown, len(down))
+		if len(down) > 1 {
+			inv.violate("%s: kube-apiservers restarting at once on %v", now.Format(time.TimeOnly), down)
+		}
+		switch {
+		case !etcdOK && etcdBadSince.IsZero():
+			etcdBadSince = now
+		case etcdOK && !etcdBadSince.IsZero():
+			if w := now.Sub(etcdBadSince); w > etcdElectionBound {
+				inv.etcdLost = append(inv.etcdLost, w.Round(invariantEvery))
+				inv.violate("%s: no etcd member healthy for %s", now.Format(time.TimeOnly), w.Round(invariantEvery))
+			}
+			etcdBadSince = time.Time{}
+		}
+		inv.mu.Unlock()
+	}
+}
+
+// violate records a violation; the caller holds mu.
+func (inv *invariants) violate(format string, args ...any) {
+	if len(inv.violations) < maxViolations {
+		inv.violations = append(inv.violations, fmt.Sprintf(format, args...))
+	}
+}
+
+// vipHolders are the sampled namespaces whose eth0 holds the VIP; a
+// namespace that cannot be read holds nothing.
+func (inv *invariants) vipHolders() []string {
+	var out []string
+	for _, n := range inv.nodes {
+		addrs, err := run(invariantTimeout, nil, "ip", "-n", "kcore-lab-"+n.name, "-br", "addr", "show", "eth0")
+		if err == nil && strings.Contains(addrs, " "+vip+"/") {
+			out = append(out, n.name)
+		}
+	}
+	return out
+}
+
+// apiserversRestarting updates, from each node's supervisor state, which
+// kube-apiservers are restarting and returns them, sorted.
+func (inv *invariants) apiserversRestarting(pids map[string]int, restarting map[string]bool) []string {
+	for _, n := range inv.nodes {
+		s, err := inv.l.units(n.name)
+		if err != nil {
+			continue
+		}
+		u, ok := s.Units["kcore-kube-apiserver"]
+		if !ok {
+			// The unit is gone: the node left the cluster.
+			delete(pids, n.name)
+			delete(restarting, n.name)
+			continue
+		}
+		seen, known := pids[n.name]
+		if u.PID != seen && known {
+			restarting[n.name] = true
+		}
+		pids[n.name] = u.PID
+		if restarting[n.name] && u.PID != 0 && inv.ready(n.addr) {
+			delete(restarting, n.name)
+		}
+	}
+	var out []string
+	for n := range restarting {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// ready is whether the kube-apiserver at addr answers /readyz.
+func (inv *invariants) ready(addr string) bool {
+	resp, err := inv.client.Get("https://" + addr + ":" + apiPort + "/readyz")
+	if err != nil {
+		return false
+	}
+	resp.Body.Close()
+	return resp.StatusCode == http.StatusOK
+}
+
+// etcdHealthy is whether some etcd member of the sampled nodes answers
+// /health as healthy (etcd says so only with a leader and quorum).
+func (inv *invariants) etcdHealthy() bool {
+	for _, n := range inv.nodes {
+		resp, err := inv.client.Get("https://" + n.addr + ":2379/health")
+		if err != nil {
+			continue
+		}
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, 1024))
+		resp.Body.Close()
+		if resp.StatusCode == http.StatusOK && strings.Contains(string(body), `"health":"true"`) {
+			return true
+		}
+	}
+	return false
+}
+
+// stop ends the sampling.
+func (inv *invariants) stop() {
+	inv.cancel()
+	<-inv.done
+}
+
+// check stops the sampling, logs what was sampled, and fails t for every
+// violation and for a run with too few samples to mean anything.
+func (inv *invariants) check(t *testing.T) {
+	t.Helper()
+	inv.stop()
+	inv.mu.Lock()
+	defer inv.mu.Unlock()
+	t.Logf("invariants: %d samples (longest gap %s): at most %d VIP holder(s), windows without one %v; at most %d kube-apiserver(s) restarting at once; etcd without quorum %v",
+		inv.samples, inv.maxGap.Round(time.Millisecond), inv.maxHolders, inv.noHolder, inv.maxDown, inv.etcdLost)
+	for _, v := range inv.violations {
+		t.Errorf("invariant violated: %s", v)
+	}
+	if inv.samples < 10 {
+		t.Errorf("invariants: only %d samples", inv.samples)
+	}
+}
