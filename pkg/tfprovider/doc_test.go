@@ -109,6 +109,39 @@ func isField(fields []manifest.HCLField, name string) bool {
 	return false
 }
 
+// spliceTables returns doc with the text between the table markers
+// replaced by tables, and the text that was there.
+func spliceTables(doc []byte, tables string) (out []byte, was string, err error) {
+	before, rest, ok1 := bytes.Cut(doc, []byte(tablesBegin))
+	_, after, ok2 := bytes.Cut(rest, []byte(tablesEnd))
+	if !ok1 || !ok2 {
+		return nil, "", fmt.Errorf("find the lines\n%s…\n%s", tablesBegin, tablesEnd)
+	}
+	was = string(rest[:len(rest)-len(after)-len(tablesEnd)])
+	// A new slice: before shares doc's array with after, and appending to
+	// it in place would overwrite after before it is copied.
+	out = make([]byte, 0, len(before)+len(tablesBegin)+len(tables)+len(tablesEnd)+len(after))
+	out = append(append(append(append(append(out, before...), tablesBegin...), tables...), tablesEnd...), after...)
+	return out, was, nil
+}
+
+// TestSpliceTablesKeepsTheRest: regenerating longer tables keeps the text
+// before and after them as it was.
+func TestSpliceTablesKeepsTheRest(t *testing.T) {
+	doc := []byte("head\n" + tablesBegin + "old\n" + tablesEnd + "\n## Tests\n\ntail text\n")
+	out, was, err := spliceTables(doc, "a much longer table than the old one\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if was != "old\n" {
+		t.Errorf("tables were %q, want %q", was, "old\n")
+	}
+	want := "head\n" + tablesBegin + "a much longer table than the old one\n" + tablesEnd + "\n## Tests\n\ntail text\n"
+	if string(out) != want {
+		t.Errorf("spliced document:\n%s\nwant:\n%s", out, want)
+	}
+}
+
 // TestTerraformDocTables fails when the attribute tables in
 // docs/terraform.md differ from the schema; regenerate them with
 // go test ./pkg/tfprovider -run TestTerraformDocTables -update.
@@ -117,20 +150,17 @@ func TestTerraformDocTables(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	before, rest, ok1 := bytes.Cut(doc, []byte(tablesBegin))
-	_, after, ok2 := bytes.Cut(rest, []byte(tablesEnd))
-	if !ok1 || !ok2 {
-		t.Fatalf("docs/terraform.md lacks the lines\n%s…\n%s", tablesBegin, tablesEnd)
-	}
 	want := attributeTables(t)
-	got := string(rest[:len(rest)-len(after)-len(tablesEnd)])
+	out, got, err := spliceTables(doc, want)
+	if err != nil {
+		t.Fatalf("docs/terraform.md: %v", err)
+	}
 	if got == want {
 		return
 	}
 	if !*update {
 		t.Fatalf("docs/terraform.md's attribute tables are stale; run go test ./pkg/tfprovider -run TestTerraformDocTables -update")
 	}
-	out := append(append(append(append(before, tablesBegin...), want...), tablesEnd...), after...)
 	if err := os.WriteFile(terraformDoc(), out, 0o644); err != nil {
 		t.Fatal(err)
 	}
