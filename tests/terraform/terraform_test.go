@@ -160,14 +160,14 @@ func TestLifecycle(t *testing.T) {
 	e.applyDirect(other)
 	otherCfg := strings.NewReplacer(`"lab"`, `"other"`, "10.245.0.0/16", "10.246.0.0/16", "10.97.0.0/16", "10.98.0.0/16",
 		"10.97.0.10", "10.98.0.10", "node-201", "node-203", "192.168.41.201", "192.168.41.203",
-		"  purge_volumes             = true\n", "").Replace(cluster("lab", ""))
+		"  purge_volumes             = true\n", "").Replace(cluster("lab", apiArgs))
 	e.write(cluster("lab", apiArgs) + otherCfg)
 	e.must("import", "kcore_kubernetes_cluster.other", "other")
 	show := e.must("state", "show", "kcore_kubernetes_cluster.other")
 	mustContain(t, "imported state", show, `cluster_cidr`, `"10.246.0.0/16"`, `node-203`)
 	e.markReady("other")
-	if out, code := e.run("plan", "-detailed-exitcode"); code == 1 {
-		t.Fatalf("plan after import failed\n%s", out)
+	if out, code := e.run("plan", "-detailed-exitcode"); code != 0 {
+		t.Fatalf("plan after import: exit %d, want 0 (no changes)\n%s", code, out)
 	}
 
 	// Destroy: each cluster is deleted the way kctl kubernetes delete does;
