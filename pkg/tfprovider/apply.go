@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
@@ -141,27 +142,29 @@ func (r *objectResource) planUnchanged(ctx context.Context, req resource.ModifyP
 
 // planDestroy shows the teardown plan as a warning.
 func (r *objectResource) planDestroy(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
-	if !r.k.deletes {
-		return
-	}
 	var id string
 	resp.Diagnostics.Append(req.State.GetAttribute(ctx, path.Root(attrID), &id)...)
 	opts, err := readOptions(req.State.Raw)
 	if err != nil || id == "" {
 		return
 	}
-	presp, diags := r.plan(ctx, apiv1.PlanRequest{Delete: []string{id}, Force: opts.force, PurgeVolumes: opts.purge})
+	presp, diags := r.plan(ctx, r.k.deleteRequest(id, opts))
 	resp.Diagnostics.Append(diags...)
 	if presp != nil {
 		p := r.k.planned(presp, id)
-		resp.Diagnostics.AddWarning("kcore plan: delete "+id, joinLines(p.lines, opts))
+		resp.Diagnostics.AddWarning("kcore plan: delete "+id, joinLines(p.lines, opts, r.k.volumes))
 	}
 }
 
-func joinLines(lines []string, o options) string {
+// joinLines is the text of a teardown plan; volumes adds what happens to
+// the cluster's volumes.
+func joinLines(lines []string, o options, volumes bool) string {
 	s := ""
 	for _, l := range lines {
 		s += l + "\n"
+	}
+	if !volumes {
+		return strings.TrimSuffix(s, "\n")
 	}
 	if o.purge {
 		return s + "Volumes are removed with their data (purge_volumes)."
@@ -324,8 +327,10 @@ func (r *objectResource) waitPhase(ctx context.Context, name string, o options) 
 }
 
 // Delete tears a cluster down the way kctl kubernetes delete does (a plan
-// of the deletion, applied; volumes kept unless purge_volumes) and deletes
-// a ClusterUpdate outright; wait_ready waits until the object is gone.
+// of the deletion, applied; volumes kept unless purge_volumes) and removes
+// a ClusterUpdate the way kctl update delete does (a plan of the removal,
+// refused while its rollout is under way); wait_ready waits until the
+// object is gone. An object no longer stored is already deleted.
 func (r *objectResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
 	var id string
 	resp.Diagnostics.Append(req.State.GetAttribute(ctx, path.Root(attrID), &id)...)
@@ -337,13 +342,10 @@ func (r *objectResource) Delete(ctx context.Context, req resource.DeleteRequest,
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	if !r.k.deletes {
-		if _, err := r.c.Delete(ctx, r.k.apiKind, id, nil); err != nil && !errors.Is(err, client.ErrNotFound) {
-			resp.Diagnostics.AddError("delete "+r.k.resource, err.Error())
-		}
+	if _, err := r.get(ctx, id); errors.Is(err, client.ErrNotFound) {
 		return
 	}
-	preq := apiv1.PlanRequest{Delete: []string{id}, Force: opts.force, PurgeVolumes: opts.purge}
+	preq := r.k.deleteRequest(id, opts)
 	// The destroy was approved as a whole: a plan made stale by another
 	// object's write in between (clusters sharing machines are planned
 	// together) is computed again, a bounded number of times.

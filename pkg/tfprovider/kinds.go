@@ -41,9 +41,12 @@ type kind struct {
 	planned func(*apiv1.PlanResponse, string) planned
 	// phase reads the phase of a stored object.
 	phase func(object) string
-	// deletes reports whether destroy goes through a plan (a cluster's
-	// teardown) rather than a plain object delete.
-	deletes bool
+	// deleteRequest is the plan request that removes the stored object
+	// name: a cluster's teardown, or a ClusterUpdate's removal. The
+	// controller changes neither kind outside plan and apply.
+	deleteRequest func(name string, o options) apiv1.PlanRequest
+	// volumes reports whether the kind's teardown keeps or removes volumes.
+	volumes bool
 }
 
 // clusterKind is kcore_kubernetes_cluster.
@@ -66,8 +69,11 @@ func clusterKind() kind {
 			}
 			return planned{action: plan.ActionNoOp}
 		},
-		phase:   func(o object) string { return o.(*api.KubernetesCluster).Status.Phase },
-		deletes: true,
+		phase: func(o object) string { return o.(*api.KubernetesCluster).Status.Phase },
+		deleteRequest: func(name string, o options) apiv1.PlanRequest {
+			return apiv1.PlanRequest{Delete: []string{name}, Force: o.force, PurgeVolumes: o.purge}
+		},
+		volumes: true,
 	}
 }
 
@@ -122,5 +128,8 @@ func updateKind() kind {
 			return planned{action: apiv1.UpdateNoOp}
 		},
 		phase: func(o object) string { return o.(*api.ClusterUpdate).Status.Phase },
+		deleteRequest: func(name string, _ options) apiv1.PlanRequest {
+			return apiv1.PlanRequest{DeleteUpdates: []string{name}}
+		},
 	}
 }
