@@ -40,6 +40,7 @@ func TestLab(t *testing.T) {
 		{"second-cluster", testSecondCluster},
 		{"delete", testDelete},
 		{"disk-volumes-kept-after-delete", testDiskVolumesKept},
+		{"terraform", testTerraform},
 	}
 	for _, s := range steps {
 		if !t.Run(s.name, func(t *testing.T) { s.run(t, l) }) {
