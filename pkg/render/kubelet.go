@@ -61,6 +61,7 @@ func (r *renderer) kubeletConfig() string {
 		ContainerRuntimeEndpoint: r.opts.ContainerRuntimeEndpoint,
 		HealthzPort:              r.l.KubeletHealthzPort,
 		MaxPods:                  r.opts.MaxPods,
+		PodLogsDir:               PodLogsDir,
 		Lab:                      r.opts.Profile == ProfileLab,
 	}))
 	return w.String()

@@ -29,6 +29,12 @@ const (
 	DefaultRunDir                   = "/run/kcore"
 )
 
+// PodLogsDir is where kubelet keeps pod logs (its podLogsDir, upstream's
+// default, written explicitly so that Rebase moves it: kubelets that share
+// a machine must not share it, since each removes the log directories of
+// pods it does not run).
+const PodLogsDir = "/var/log/pods"
+
 // Options are the node-independent settings of a render. The zero value is
 // the production default.
 type Options struct {

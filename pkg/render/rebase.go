@@ -22,6 +22,7 @@ func HostDirs() []string {
 		"/var/lib/containerd",
 		"/var/lib/kube-proxy",
 		"/var/lib/kubelet",
+		PodLogsDir,
 	}
 }
 

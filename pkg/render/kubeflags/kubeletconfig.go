@@ -26,6 +26,8 @@ type KubeletConfigInputs struct {
 	CgroupDriver, ClusterDNS, ClusterDomain, ContainerRuntimeEndpoint string
 	// HealthzPort and MaxPods are the kubelet's.
 	HealthzPort, MaxPods int
+	// PodLogsDir is where kubelet keeps pod logs.
+	PodLogsDir string
 	// Lab tolerates cgroup v1, swap and hosts without QoS cgroups.
 	Lab bool
 }
@@ -45,6 +47,7 @@ func KubeletConfig(in KubeletConfigInputs) []ConfigField {
 		{Path: "healthzBindAddress", Flag: "healthz-bind-address", Value: "127.0.0.1"},
 		{Path: "healthzPort", Flag: "healthz-port", Value: strconv.Itoa(in.HealthzPort)},
 		{Path: "maxPods", Flag: "max-pods", Value: strconv.Itoa(in.MaxPods)},
+		{Path: "podLogsDir", Value: in.PodLogsDir},
 		{Path: "readOnlyPort", Flag: "read-only-port", Value: "0"},
 		{Path: "rotateCertificates", Flag: "rotate-certificates", Value: "false"},
 		{Path: "serverTLSBootstrap", Value: "false"},
