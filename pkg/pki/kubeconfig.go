@@ -33,3 +33,36 @@ contexts:
 current-context: %[4]s@%[1]s
 `, cluster, server, b64(caPEM), user, b64(client.CertPEM), b64(client.KeyPEM))
 }
+
+// KubeconfigFiles renders a kubeconfig like Kubeconfig whose credentials are
+// file references (certificate-authority, client-certificate, client-key)
+// instead of inline data. client-go reloads a client pair given as files
+// when it changes on disk (and, with ClientsAllowCARotation, the CA file),
+// so a renewal that rewrites the files reaches a running component without
+// a restart, and the kubeconfig itself does not change. The paths must be
+// absolute: client-go resolves relative ones against the kubeconfig's
+// directory.
+func KubeconfigFiles(cluster, server, caFile, user, certFile, keyFile string) string {
+	if !strings.Contains(server, "://") {
+		server = "https://" + server
+	}
+	return fmt.Sprintf(`apiVersion: v1
+kind: Config
+clusters:
+- name: %[1]s
+  cluster:
+    server: %[2]s
+    certificate-authority: %[3]s
+users:
+- name: %[4]s
+  user:
+    client-certificate: %[5]s
+    client-key: %[6]s
+contexts:
+- name: %[4]s@%[1]s
+  context:
+    cluster: %[1]s
+    user: %[4]s
+current-context: %[4]s@%[1]s
+`, cluster, server, caFile, user, certFile, keyFile)
+}

@@ -135,6 +135,9 @@ func (r *renderer) kubeProxy(b *builder, m api.ClusterNode) error {
 		Argv:      []string{"kube-proxy", "--config=" + r.l.KubeProxyConfig},
 		Restart:   api.RestartAlways,
 		HealthURL: fmt.Sprintf("http://127.0.0.1:%d/healthz", r.l.KubeProxyHealthzPort),
-	}, []string{r.l.KubeProxyConfig, r.l.KubeProxyKubeconfig}, k8sExtra(v))
+	}, []string{r.l.KubeProxyConfig, r.l.KubeProxyKubeconfig, r.l.PKI("ca.crt"),
+		r.l.PKI(KubeProxyClientPair + ".crt"), r.l.PKI(KubeProxyClientPair + ".key")}, k8sExtra(v))
+	// Its kubeconfig names its client pair by path: client-go reloads it.
+	b.reloading(r.l.PKI(KubeProxyClientPair+".crt"), r.l.PKI(KubeProxyClientPair+".key"))
 	return nil
 }

@@ -58,6 +58,13 @@ func (b *builder) unit(u api.Unit, reads []string, extra ...string) {
 	b.units = append(b.units, pendingUnit{unit: u, reads: reads, extra: extra})
 }
 
+// reloading marks paths, which the unit added last reads, as files its
+// process reloads by itself when they change (see pendingUnit.reloads).
+func (b *builder) reloading(paths ...string) {
+	u := &b.units[len(b.units)-1]
+	u.reloads = append(u.reloads, paths...)
+}
+
 func (b *builder) task(t api.Task, reads ...string) {
 	b.tasks = append(b.tasks, pendingTask{task: t, reads: reads})
 }

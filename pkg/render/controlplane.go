@@ -131,12 +131,12 @@ func (r *renderer) apiServer(b *builder, m api.ClusterNode) error {
 	// kube-apiserver reloads its serving pair and its client pairs
 	// (towards etcd, kubelets and aggregated APIs) from the files; its CA
 	// bundles and service-account keys are hashed whole.
-	b.units[len(b.units)-1].reloads = []string{
+	b.reloading(
 		r.l.PKI("apiserver.crt"), r.l.PKI("apiserver.key"),
 		r.l.PKI("apiserver-etcd-client.crt"), r.l.PKI("apiserver-etcd-client.key"),
 		r.l.PKI("apiserver-kubelet-client.crt"), r.l.PKI("apiserver-kubelet-client.key"),
 		r.l.PKI("front-proxy-client.crt"), r.l.PKI("front-proxy-client.key"),
-	}
+	)
 	return nil
 }
 
@@ -160,7 +160,11 @@ func (r *renderer) controllerManager(b *builder, m api.ClusterNode) error {
 		After:     []string{r.l.UnitAPIServer},
 		Restart:   api.RestartAlways,
 		HealthURL: fmt.Sprintf("https://127.0.0.1:%d/healthz", r.l.ControllerManagerPort),
-	}, []string{kc, r.l.PKI("ca.crt"), r.l.PKI("ca.key"), r.l.PKI("front-proxy-ca.crt"), r.l.PKI("sa.key")}, append([]string{k8sExtra(v)}, r.etcdGenerationExtra()...)...)
+	}, []string{kc, r.l.PKI("ca.crt"), r.l.PKI("ca.key"), r.l.PKI("front-proxy-ca.crt"), r.l.PKI("sa.key"),
+		r.l.PKI(ControllerManagerClientPair + ".crt"), r.l.PKI(ControllerManagerClientPair + ".key"),
+	}, append([]string{k8sExtra(v)}, r.etcdGenerationExtra()...)...)
+	// Its kubeconfig names its client pair by path: client-go reloads it.
+	b.reloading(r.l.PKI(ControllerManagerClientPair+".crt"), r.l.PKI(ControllerManagerClientPair+".key"))
 	return nil
 }
 
@@ -176,7 +180,10 @@ func (r *renderer) scheduler(b *builder, m api.ClusterNode) error {
 		After:     []string{r.l.UnitAPIServer},
 		Restart:   api.RestartAlways,
 		HealthURL: fmt.Sprintf("https://127.0.0.1:%d/healthz", r.l.SchedulerPort),
-	}, []string{kc}, append([]string{k8sExtra(v)}, r.etcdGenerationExtra()...)...)
+	}, []string{kc, r.l.PKI("ca.crt"), r.l.PKI(SchedulerClientPair + ".crt"), r.l.PKI(SchedulerClientPair + ".key")},
+		append([]string{k8sExtra(v)}, r.etcdGenerationExtra()...)...)
+	// Its kubeconfig names its client pair by path: client-go reloads it.
+	b.reloading(r.l.PKI(SchedulerClientPair+".crt"), r.l.PKI(SchedulerClientPair+".key"))
 	return nil
 }
 

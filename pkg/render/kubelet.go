@@ -24,7 +24,8 @@ func (r *renderer) kubelet(b *builder, m api.ClusterNode, controlPlane bool) err
 	if taint {
 		reason += ", tainted node-role.kubernetes.io/control-plane:NoSchedule"
 	}
-	reads := []string{r.l.KubeletConfig, r.l.KubeletKubeconfig, r.l.PKI("ca.crt"), r.l.PKI("kubelet.crt"), r.l.PKI("kubelet.key")}
+	reads := []string{r.l.KubeletConfig, r.l.KubeletKubeconfig, r.l.PKI("ca.crt"), r.l.PKI("kubelet.crt"), r.l.PKI("kubelet.key"),
+		r.l.PKI(KubeletClientPair + ".crt"), r.l.PKI(KubeletClientPair + ".key")}
 	if r.bridge {
 		reads = append(reads, r.l.BridgeCNI)
 	}
@@ -38,6 +39,13 @@ func (r *renderer) kubelet(b *builder, m api.ClusterNode, controlPlane bool) err
 		Restart:   api.RestartAlways,
 		HealthURL: fmt.Sprintf("http://127.0.0.1:%d/healthz", r.l.KubeletHealthzPort),
 	}, reads, k8sExtra(v))
+	// kubelet reloads its serving pair (ReloadKubeletServerCertificateFile)
+	// and, through client-go, the client pair its kubeconfig names by path;
+	// its client CA (ca.crt) is hashed whole.
+	b.reloading(
+		r.l.PKI("kubelet.crt"), r.l.PKI("kubelet.key"),
+		r.l.PKI(KubeletClientPair+".crt"), r.l.PKI(KubeletClientPair+".key"),
+	)
 	return nil
 }
 

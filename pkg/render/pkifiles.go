@@ -14,6 +14,18 @@ const (
 	modeConfig = 0o644
 )
 
+// Client pairs of the components that authenticate to kube-apiserver with
+// a kubeconfig, written under the PKI directory as NAME.crt and NAME.key.
+// Their kubeconfigs name the files instead of embedding them, so client-go
+// reloads a renewed pair and the unit's input hash covers only the
+// certificate's identity (builder.reloading).
+const (
+	KubeletClientPair           = "kubelet-client"
+	ControllerManagerClientPair = "controller-manager-client"
+	SchedulerClientPair         = "scheduler-client"
+	KubeProxyClientPair         = "kube-proxy-client"
+)
+
 // keyPair writes name.crt (0644) and name.key (0600) under the PKI
 // directory; reason describes the certificate.
 func (b *builder) keyPair(name string, kp pki.KeyPair, reason string) {
@@ -38,15 +50,15 @@ func (r *renderer) nodePKI(b *builder, m api.ClusterNode) error {
 		return nil
 	}
 	b.keyPair("kubelet", ns.KubeletServing, r.certReason("kubelet serving certificate", nodes+"kubeletServing"))
-	b.file(r.l.KubeletKubeconfig, modeKey,
-		pki.Kubeconfig(r.c.Metadata.Name, r.endpointURL(), r.s.CA.CertPEM, "system:node:"+m.NodeID, ns.KubeletClient), true,
+	b.keyPair(KubeletClientPair, ns.KubeletClient, r.certReason("kubelet client certificate", nodes+"kubeletClient"))
+	b.file(r.l.KubeletKubeconfig, modeKey, r.kubeconfigFiles(r.endpointURL(), "system:node:"+m.NodeID, KubeletClientPair), true,
 		kubeconfigReason("kubelet", "system:node:"+m.NodeID, r.endpointURL()))
 	if r.bridge {
 		if len(ns.KubeProxy.CertPEM) == 0 {
 			return fmt.Errorf("render kube-proxy pki: node %s: %w", m.NodeID, ErrMissingSecret)
 		}
-		b.file(r.l.KubeProxyKubeconfig, modeKey,
-			pki.Kubeconfig(r.c.Metadata.Name, r.endpointURL(), r.s.CA.CertPEM, pki.KubeProxyCommonName, ns.KubeProxy), true,
+		b.keyPair(KubeProxyClientPair, ns.KubeProxy, r.certReason("kube-proxy client certificate", nodes+"kubeProxy"))
+		b.file(r.l.KubeProxyKubeconfig, modeKey, r.kubeconfigFiles(r.endpointURL(), pki.KubeProxyCommonName, KubeProxyClientPair), true,
 			kubeconfigReason("kube-proxy", pki.KubeProxyCommonName, r.endpointURL()))
 	}
 	return nil
@@ -75,11 +87,22 @@ func (r *renderer) controlPlanePKI(b *builder, m api.ClusterNode) error {
 	name := r.c.Metadata.Name
 	b.file(r.l.AdminKubeconfig, modeKey, pki.Kubeconfig(name, r.endpointURL(), s.CA.CertPEM, pki.AdminCommonName, cp.Admin), true,
 		kubeconfigReason("admin", pki.AdminCommonName, r.endpointURL()))
+	b.keyPair(ControllerManagerClientPair, cp.ControllerManager, r.certReason("kube-controller-manager client certificate", p+"controllerManager"))
 	b.file(r.l.ControllerManagerKubeconfig, modeKey,
-		pki.Kubeconfig(name, r.localAPIURL(), s.CA.CertPEM, pki.ControllerManagerCommonName, cp.ControllerManager), true,
+		r.kubeconfigFiles(r.localAPIURL(), pki.ControllerManagerCommonName, ControllerManagerClientPair), true,
 		kubeconfigReason("kube-controller-manager", pki.ControllerManagerCommonName, r.localAPIURL()))
+	b.keyPair(SchedulerClientPair, cp.Scheduler, r.certReason("kube-scheduler client certificate", p+"scheduler"))
 	b.file(r.l.SchedulerKubeconfig, modeKey,
-		pki.Kubeconfig(name, r.localAPIURL(), s.CA.CertPEM, pki.SchedulerCommonName, cp.Scheduler), true,
+		r.kubeconfigFiles(r.localAPIURL(), pki.SchedulerCommonName, SchedulerClientPair), true,
 		kubeconfigReason("kube-scheduler", pki.SchedulerCommonName, r.localAPIURL()))
 	return nil
+}
+
+// kubeconfigFiles is the kubeconfig of a component on this node that
+// authenticates as user with the client pair written by keyPair(pair),
+// trusting the cluster CA file: every credential by path, so a renewal
+// rewrites the pair and leaves the kubeconfig as it was. admin.conf, which
+// is handed out, embeds its credentials instead.
+func (r *renderer) kubeconfigFiles(server, user, pair string) string {
+	return pki.KubeconfigFiles(r.c.Metadata.Name, server, r.l.PKI("ca.crt"), user, r.l.PKI(pair+".crt"), r.l.PKI(pair+".key"))
 }
