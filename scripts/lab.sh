@@ -42,6 +42,11 @@
 #                   (the e2e tests drive the apply themselves)
 #   LAB_WORKLOAD_CHECK=0 skip the workload check after the apply (one pod of
 #                   the echo image resolving two Services through CoreDNS)
+#   LAB_LEAF_VALIDITY lifetime of the leaf certificates the controllers issue,
+#                   passed as --leaf-validity (a Go duration of h/m/s, 5m at
+#                   least; default: the controller's, one year). Every leaf
+#                   renews at two thirds of it, so 5m sees a renewal every
+#                   3m20s.
 #   LAB_K8S_VERSION Kubernetes release new clusters run (default: the release of
 #                   $KCORE_CACHE/bin/current). Each agent gets --releases-dir
 #                   $KCORE_LAB_DIR/<node>/releases with one link per release built
@@ -62,6 +67,8 @@ KEEP=${KEEP:-0}
 APPLY=${LAB_APPLY:-1}
 WORKLOAD_CHECK=${LAB_WORKLOAD_CHECK:-1}
 DISK_MIB=${LAB_DISK_MIB:-512}
+LEAF_VALIDITY=${LAB_LEAF_VALIDITY:-}
+[ -z "$LEAF_VALIDITY" ] || [[ "$LEAF_VALIDITY" =~ ^([0-9]+[hms])+$ ]] || { echo "LAB_LEAF_VALIDITY must be a duration such as 5m or 1h30m" >&2; exit 2; }
 [[ "$DISK_MIB" =~ ^[0-9]+$ ]] && ((DISK_MIB >= 320 && DISK_MIB <= 4096)) || { echo "LAB_DISK_MIB must be 320 to 4096 (mkfs.xfs needs 300 MiB)" >&2; exit 2; }
 
 BRIDGE=kcore-lab0
@@ -187,8 +194,9 @@ links_up() {
 }
 
 controllers() {
-  local args=() i p
+  local args=() leaf=() i p
   for p in "${CONTROLLER_PORTS[@]}"; do args+=(--controller "$HOST_ADDR:$p"); done
+  [ -z "$LEAF_VALIDITY" ] || leaf=(--leaf-validity "$LEAF_VALIDITY")
   say "controllers: kctl controller init (context $CONTEXT in $KCTL_CONFIG)"
   kctl controller init --name "$CONTEXT" "${args[@]}" --out "$LAB/pki" >"$LAB/log/controller-init.log"
   for i in 0 1 2; do
@@ -197,7 +205,7 @@ controllers() {
     mkdir -p "$LAB/controller-$i"
     setsid "$KBIN/kcore-controller" --pki-dir "$LAB/pki/controller-$i" --data-dir "$LAB/controller-$i" \
       --listen "$HOST_ADDR:${CONTROLLER_PORTS[$i]}" "${join[@]}" \
-      --render-profile lab --health-interval 10s --kubernetes-version "$K8S_VERSION" \
+      --render-profile lab --health-interval 10s --kubernetes-version "$K8S_VERSION" "${leaf[@]}" \
       >"$LAB/log/controller-$i.log" 2>&1 </dev/null &
     echo $! >"$LAB/run/controller-$i.pid"
     say "controller-$i: pid $! on $HOST_ADDR:${CONTROLLER_PORTS[$i]} (log $LAB/log/controller-$i.log)"
