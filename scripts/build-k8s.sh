@@ -20,9 +20,11 @@
 # the btrfs, devmapper and zfs snapshotters; runc comes from the distribution.
 #
 # e2e.test, upstream's conformance suite (go test -c of k8s.io/kubernetes/test/e2e,
-# stamped like the Kubernetes binaries), is built only when --only names it: it
-# is pinned by a module of its own, tests/k8sbins/kubernetes-e2e-vX.Y.Z/, so
-# that its test-only dependencies never move the cluster binaries' pins.
+# stamped like the Kubernetes binaries), and ginkgo, the command that runs it on
+# several processes at once, are built only when --only names them: both are
+# pinned by a module of its own, tests/k8sbins/kubernetes-e2e-vX.Y.Z/ (ginkgo at
+# the version e2e.test links), so that their dependencies never move the cluster
+# binaries' pins.
 set -euo pipefail
 
 usage() {
@@ -38,7 +40,8 @@ usage: scripts/build-k8s.sh [options]
   --only LIST        comma-separated subset of: etcd,etcdctl,etcdutl,kube-apiserver,
                      kube-controller-manager,kube-scheduler,kubelet,kube-proxy,kubectl,
                      containerd,containerd-shim-runc-v2,ctr; and e2e.test (the
-                     conformance suite, built only when named here)
+                     conformance suite) and ginkgo (its parallel runner), built
+                     only when named here
   --force            rebuild even when the stamp matches
   --pin              write tests/k8sbins/<name>-<version>/ go.mod and go.sum for the
                      requested versions from the proxy, then stop (commit the result)
@@ -103,6 +106,7 @@ declare -A pkg=(
   [containerd-shim-runc-v2]=github.com/containerd/containerd/v2/cmd/containerd-shim-runc-v2
   [ctr]=github.com/containerd/containerd/v2/cmd/ctr
   [e2e.test]=k8s.io/kubernetes/test/e2e
+  [ginkgo]=github.com/onsi/ginkgo/v2/ginkgo
 )
 all_components=(etcd etcdctl etcdutl kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy kubectl containerd containerd-shim-runc-v2 ctr)
 etcd_components=(etcd etcdctl etcdutl)
@@ -219,7 +223,7 @@ pin_kubernetes_e2e() {
     skip && /^\/\// { if ($0 ~ /Written by/) { print "// as released, with each staging module replaced by its published release. Kept"; print "// apart from the cluster binaries'"'"' module so test-only dependencies never move their"; print "// pins. Written by scripts/build-k8s.sh --pin; the build never edits it." } ; next }
     { skip = 0 }
     /^module / { print "module kcore.dev/kcore/tests/k8sbins/" name; next }
-    /^tool \($/ { intool = 1; print "tool ("; print "\tk8s.io/kubernetes/test/e2e"; print "\tk8s.io/kubernetes/test/images/agnhost"; next }
+    /^tool \($/ { intool = 1; print "tool ("; print "\tgithub.com/onsi/ginkgo/v2/ginkgo"; print "\tk8s.io/kubernetes/test/e2e"; print "\tk8s.io/kubernetes/test/images/agnhost"; next }
     intool && /^\)$/ { intool = 0; print; next }
     intool { next }
     { print }
@@ -250,20 +254,29 @@ want=()
 if [ -n "$only" ]; then
   IFS=, read -ra want <<<"$only"
   for c in "${want[@]}"; do
-    [ -n "${pkg[$c]:-}" ] || { echo "build-k8s: unknown component $c (known: ${all_components[*]})" >&2; exit 2; }
+    [ -n "${pkg[$c]:-}" ] || { echo "build-k8s: unknown component $c (known: ${all_components[*]} e2e.test ginkgo)" >&2; exit 2; }
   done
 else
   want=("${all_components[@]}")
 fi
 
 mods=("$etcd_mod" "$k8s_mod" "$containerd_mod")
-case " ${want[*]} " in *" e2e.test "*) mods+=("$e2e_mod") ;; esac
+case " ${want[*]} " in *" e2e.test "* | *" ginkgo "*) mods+=("$e2e_mod") ;; esac
 for dir in "${mods[@]}"; do
   if [ ! -f "$dir/go.mod" ]; then
     echo "build-k8s: no pinned module ${dir#"$root"/}; run scripts/build-k8s.sh --pin --k8s-version $k8s_version --etcd-version $etcd_version --containerd-version $containerd_version and commit it" >&2
     exit 1
   fi
 done
+
+# ginkgo is built at the version the conformance suite's module pins.
+ginkgo_version=""
+case " ${want[*]} " in
+  *" ginkgo "*)
+    ginkgo_version=$(awk '$1 == "github.com/onsi/ginkgo/v2" { print $2; exit }' "$e2e_mod/go.mod")
+    [ -n "$ginkgo_version" ] || { echo "build-k8s: ${e2e_mod#"$root"/}/go.mod pins no github.com/onsi/ginkgo/v2" >&2; exit 1; }
+    ;;
+esac
 
 mkdir -p "$out"
 exec 9>"$out/.lock"
@@ -311,6 +324,7 @@ expected_version() {
     etcdutl) echo "etcdutl version: ${etcd_version#v}" ;;
     kubectl) echo "Client Version: $k8s_version" ;;
     e2e.test) echo "$k8s_version" ;;
+    ginkgo) echo "Ginkgo Version ${ginkgo_version#v}" ;;
     containerd | ctr) echo "$1 github.com/containerd/containerd/v2 $containerd_version" ;;
     containerd-shim-runc-v2) echo "  Version:  $containerd_version" ;;
     *) echo "Kubernetes $k8s_version" ;;
@@ -327,6 +341,7 @@ reported_version() {
     containerd | ctr) "$2" --version | sed 's/ *$//' ;;
     containerd-shim-runc-v2) "$2" -v ;;
     e2e.test) "$2" -version ;;
+    ginkgo) "$2" version ;;
     *) "$2" --version ;;
   esac 2>&1 || true
 }
@@ -346,6 +361,7 @@ for c in "${want[@]}"; do
     *" $c "*) version=$containerd_version mod=$containerd_mod module=github.com/containerd/containerd/v2 ;;
   esac
   if [ "$c" = e2e.test ]; then mod=$e2e_mod; fi
+  if [ "$c" = ginkgo ]; then version=$ginkgo_version mod=$e2e_mod module=github.com/onsi/ginkgo/v2; fi
   if [ "$module" = k8s.io/kubernetes ]; then
     [ -n "${ldflags_for[k8s]:-}" ] || ldflags_for[k8s]=$(k8s_ldflags)
     ldflags=${ldflags_for[k8s]}
@@ -415,6 +431,7 @@ for c in "${want[@]}"; do
   case " ${containerd_components[*]} " in
     *" $c "*) version=$containerd_version ;;
   esac
+  if [ "$c" = ginkgo ]; then version=$ginkgo_version; fi
   ln -sfn "../$c-$version/$c" "$out/$link/$c"
 done
 log "$built built, ${#want[@]} ready in $out/$link/ (kubernetes $k8s_version, etcd $etcd_version, containerd $containerd_version) after $(elapsed "$start")"

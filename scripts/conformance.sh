@@ -6,24 +6,28 @@
 #   scripts/conformance.sh --subset   only those of the DNS and Services suites (the
 #                                     lab e2e test of make test runs this)
 #
-# Steps: build e2e.test (scripts/build-k8s.sh --only e2e.test, cached) and the
-# images it pulls (scripts/build-images.sh --set conformance, cached); use the
+# Steps: build e2e.test and ginkgo (scripts/build-k8s.sh --only e2e.test,ginkgo,
+# cached) and the images it pulls (scripts/build-images.sh --set conformance,
+# cached); use the
 # running lab, or bring one up with scripts/lab.sh up and remove it after
 # (KEEP=1 keeps it); push the images into the lab registry, where the nodes'
 # containerd mirror for registry.k8s.io finds them under the very names
-# e2e.test asks for; run e2e.test with n1's admin kubeconfig through the VIP,
-# --provider=skeleton, the focus below and --report-dir; print passed, failed
-# and skipped from the JUnit report. Exits non-zero when a test failed.
+# e2e.test asks for; run e2e.test on CONFORMANCE_PROCS ginkgo processes with
+# n1's admin kubeconfig through the VIP, --provider=skeleton, the focus below
+# and --report-dir; print passed, failed and skipped from the JUnit report.
+# Exits non-zero when a test failed.
 #
-# No [Serial] test is skipped: the tests run one at a time, so a [Serial] one
-# (EmptyDir wrapper volumes "should not cause race condition when used for
-# configmaps") has the cluster to itself as it requires.
+# No [Serial] test is skipped: ginkgo runs a [Serial] one (EmptyDir wrapper
+# volumes "should not cause race condition when used for configmaps") alone,
+# after every parallel one, so it has the cluster to itself as it requires.
 #
 # Environment:
 #   CONFORMANCE_REPORT_DIR  where the JUnit report goes (default bin/conformance)
 #   CONFORMANCE_FOCUS       a ginkgo focus regex replacing the suites' one
 #   CONFORMANCE_SKIP        a ginkgo skip regex (default: none)
 #   CONFORMANCE_TIMEOUT     ginkgo's timeout for the whole run (default 2h)
+#   CONFORMANCE_PROCS       ginkgo processes running tests at once (default 4;
+#                           1 runs them one at a time)
 #   KCORE_LAB_DIR, KCORE_CACHE, KEEP as for scripts/lab.sh
 set -euo pipefail
 
@@ -33,6 +37,7 @@ CACHE=${KCORE_CACHE:-$HOME/.cache/kcore}
 REPORT_DIR=${CONFORMANCE_REPORT_DIR:-$REPO/bin/conformance}
 TIMEOUT=${CONFORMANCE_TIMEOUT:-2h}
 SKIP=${CONFORMANCE_SKIP:-}
+PROCS=${CONFORMANCE_PROCS:-4}
 KEEP=${KEEP:-0}
 BRIDGE=kcore-lab0
 REGISTRY_ADDR=10.77.0.1:5000
@@ -55,9 +60,12 @@ die() { say "ERROR: $*"; exit 1; }
 
 [ "$(id -u)" -eq 0 ] || die "the lab needs root; run make conformance as root"
 
-"$REPO/scripts/build-k8s.sh" --only e2e.test
+[[ $PROCS =~ ^[1-9][0-9]?$ ]] || die "CONFORMANCE_PROCS must be 1 to 99, got $PROCS"
+
+"$REPO/scripts/build-k8s.sh" --only e2e.test,ginkgo
 "$REPO/scripts/build-images.sh" --set conformance
 E2E=$CACHE/bin/current/e2e.test
+GINKGO=$CACHE/bin/current/ginkgo
 
 started=0
 if ! ip link show "$BRIDGE" >/dev/null 2>&1; then
@@ -75,19 +83,19 @@ trap cleanup EXIT
 
 mkdir -p "$REPORT_DIR"
 rm -f "$REPORT_DIR"/junit_*.xml
-say "e2e.test --ginkgo.focus '$focus'${SKIP:+ --ginkgo.skip '$SKIP'} (report in $REPORT_DIR)"
+say "ginkgo --procs $PROCS e2e.test --ginkgo.focus '$focus'${SKIP:+ --ginkgo.skip '$SKIP'} (report in $REPORT_DIR)"
 t0=$SECONDS
 rc=0
-"$E2E" --kubeconfig "$LAB/n1/etc/kubernetes/admin.conf" --provider=skeleton \
+"$GINKGO" --procs "$PROCS" --timeout "$TIMEOUT" --no-color -v "$E2E" -- \
+  --kubeconfig "$LAB/n1/etc/kubernetes/admin.conf" --provider=skeleton \
   --kubectl-path "$CACHE/bin/current/kubectl" \
   --report-dir "$REPORT_DIR" --ginkgo.focus "$focus" ${SKIP:+--ginkgo.skip "$SKIP"} \
-  --ginkgo.timeout "$TIMEOUT" --ginkgo.no-color --ginkgo.v \
   2>&1 | tee "$REPORT_DIR/e2e.log" || rc=$?
 elapsed=$((SECONDS - t0))
 
 junit=$REPORT_DIR/junit_01.xml
 [ -f "$junit" ] || die "e2e.test wrote no $junit (exit $rc); see $REPORT_DIR/e2e.log"
-count() { grep -oE "$1" "$junit" | wc -l; }
+count() { grep -oE "$1" "$junit" | wc -l || true; }
 passed=$(count 'status="passed"')
 failed=$(count 'status="(failed|timedout|panicked|interrupted|aborted)"')
 # Specs the focus filtered out are "skipped"; a focused one that skipped itself

@@ -9,6 +9,7 @@ go 1.26.0
 godebug default=go1.26
 
 tool (
+	github.com/onsi/ginkgo/v2/ginkgo
 	k8s.io/kubernetes/test/e2e
 	k8s.io/kubernetes/test/images/agnhost
 )
