@@ -87,14 +87,16 @@ unit: tofu
 ## e2e: the lab scenarios against real etcd, kube-apiserver, kubelet, containerd and
 ## keepalived in network namespaces (root only; builds the binaries on first run:
 ## containerd v2.4.2, Kubernetes v1.37.2 and the v1.36.3 the rolling-upgrade
-## scenario starts from, and the images; first checks the images through the lab
-## registry on loopback)
-e2e: build
+## scenario starts from, upstream's e2e.test and ginkgo for the conformance
+## subset, and the images; first checks the images through the lab registry on
+## loopback)
+e2e: build tofu
 	@if [ "$$(id -u)" -ne 0 ]; then echo "e2e: SKIP: the lab scenarios need root (network namespaces)"; exit 0; fi; \
 	./scripts/build-k8s.sh && ./scripts/build-k8s.sh --k8s-version v1.36.3 --link v1.36.3 && \
-	./scripts/build-images.sh && \
+	./scripts/build-k8s.sh --only e2e.test,ginkgo && \
+	./scripts/build-images.sh && ./scripts/build-images.sh --set conformance && \
 	(cd $(IMAGES_MOD) && GOWORK=off $(GO) test -count=1 -timeout 10m -v ./...) && \
-	KCORE_E2E=1 $(GO) test -count=1 -timeout 60m -v ./tests/e2e/
+	KCORE_E2E=1 $(GO) test -count=1 -timeout 75m -v ./tests/e2e/
 
 ## chaos: CHAOS_RUNS (default 20) seeded runs of CHAOS_FAULTS (default 8)
 ## faults each — kill, restart, pause, membership change and (as root, in

@@ -16,25 +16,13 @@ import (
 // conformanceScript runs upstream's e2e.test against the lab.
 const conformanceScript = "scripts/conformance.sh"
 
-// conformanceTimeout bounds the subset run: building nothing (the cache is
-// warm after make e2e), pushing the images and 23 upstream tests.
+// conformanceTimeout bounds the subset run: building nothing (make e2e
+// built e2e.test, ginkgo and the images), pushing the images and the
+// upstream tests.
 const conformanceTimeout = 30 * time.Minute
 
 // minConformanceSubset is the fewest upstream tests the subset must pass.
 const minConformanceSubset = 20
-
-// TestConformanceSubset brings up a lab and runs testConformanceSubset on
-// it, only with KCORE_CONFORMANCE=1 (after scripts/build-k8s.sh --only
-// e2e.test and scripts/build-images.sh --set conformance): e2e.test's cold
-// build has not been measured on an idle machine yet, so make test does not
-// run it (docs/lab.md).
-func TestConformanceSubset(t *testing.T) {
-	if os.Getenv("KCORE_CONFORMANCE") != "1" {
-		t.Skip("SKIP: the upstream conformance subset runs only with KCORE_CONFORMANCE=1 (make conformance runs all of it)")
-	}
-	l := startLab(t, true, "LAB_WORKLOAD_CHECK=0")
-	testConformanceSubset(t, l)
-}
 
 // testConformanceSubset: upstream's own [Conformance] tests of the DNS and
 // Services suites (e2e.test of the release the lab runs, from
@@ -43,7 +31,7 @@ func TestConformanceSubset(t *testing.T) {
 // least minConformanceSubset of them run, none fails and none skips itself.
 func testConformanceSubset(t *testing.T, l *lab) {
 	if _, err := os.Stat(filepath.Join(l.k8sBin, "e2e.test")); err != nil {
-		t.Skipf("SKIP: %s is missing: build it with scripts/build-k8s.sh --only e2e.test (make e2e does)", filepath.Join(l.k8sBin, "e2e.test"))
+		t.Skipf("SKIP: %s is missing: build it with scripts/build-k8s.sh --only e2e.test,ginkgo (make e2e does)", filepath.Join(l.k8sBin, "e2e.test"))
 	}
 	report := t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), conformanceTimeout)

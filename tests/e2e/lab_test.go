@@ -11,15 +11,18 @@ import (
 )
 
 // TestLab brings the lab up as make lab does and runs, in order, on that one
-// cluster: (1) create → ready, the workload checks (workloads_test.go) and
+// cluster: (1) create → ready, the workload checks (workloads_test.go),
+// upstream's DNS and Services conformance tests (conformance_test.go) and
 // the registry mirror cut off from one node (mirror_test.go), (2)
 // keepalived and (3) kube-apiserver killed on the VIP holder, a change of
 // each field a second apply updates (fields_scenarios_test.go), an
 // extraArgs change rolled one control plane at a time, commits to a git
 // source adding and removing a worker (gitops_test.go), a second cluster on
 // the same machines created and deleted (second_cluster_test.go), (6)
-// delete. Each node's raw disk volume is checked mounted after (1) and kept
-// with its data after the delete. A fourth namespace registers without
+// delete, then (7) a cluster on the freed machines created, changed and
+// destroyed with tofu through the provider (terraform_test.go). Each node's
+// raw disk volume is checked mounted after (1) and kept with its data after
+// the delete. A fourth namespace registers without
 // joining: the scheduleOnControlPlane and GitOps scenarios make it a worker
 // for a while, and the second cluster its worker.
 func TestLab(t *testing.T) {
@@ -31,6 +34,7 @@ func TestLab(t *testing.T) {
 		{"create-ready", testCreateReady},
 		{"disk-volumes-mounted", testDiskVolumes},
 		{"workloads", testWorkloads},
+		{"upstream-conformance-subset", testConformanceSubset},
 		{"mirror-unreachable-from-one-node", testMirrorUnreachable},
 		{"keepalived-killed-on-vip-holder", testKeepalivedKilled},
 		{"apiserver-killed-on-vip-holder", testAPIServerKilled},
