@@ -27,7 +27,10 @@
 #                           tests/k8sbins/kubernetes-e2e-$E2E_K8S pins it) on the
 #                           Debian root filesystem below; agnhost:2.55 holds the
 #                           same build (the Pods test only switches images)
-#   busybox                 Debian's busybox-static, applets in /bin
+#   busybox                 Debian's busybox-static, applets in /bin, with
+#                           Debian's bash-static as /bin/sh (busybox 1.35's ash
+#                           drops environment variables whose names are not
+#                           shell identifiers; upstream's 1.37 passes them on)
 #   glibc-dns-testing       the Debian root filesystem (dig, glibc's resolver)
 #   nginx                   the Debian root filesystem (nginx-light)
 #   pause                   gcc -static of pause.c, as for the lab
@@ -231,6 +234,10 @@ stamp() {
       # The conformance set's tag is upstream's image version, not busybox's.
       [ "$set" = conformance ] || [ "$v" = "$t" ] || die "${ref[$n]} needs busybox $t, Debian's busybox-static is $v: pin BusyboxImage to docker.io/library/busybox:$v"
       echo "busybox-static $(dpkg-query -W -f '${Version}' busybox-static) $(sha /bin/busybox)"
+      if [ "$set" = conformance ]; then
+        [ -x /bin/bash-static ] || die "Debian's bash-static is not installed (scripts/deps.sh installs it)"
+        echo "bash-static $(dpkg-query -W -f '${Version}' bash-static) $(sha /bin/bash-static)"
+      fi
       ;;
     echo)
       echo "source $(cat "$root"/tests/images/echo/*.go "$root/go.mod" | sha256sum | cut -d' ' -f1)"
@@ -248,7 +255,11 @@ compile() {
     coredns) (cd "$(pinned_module "$n")" && go build -trimpath -ldflags "-s -w" -o "$dest" github.com/coredns/coredns) ;;
     local-path-provisioner)
       (cd "$(pinned_module "$n")" && go build -trimpath -ldflags "-s -w -X main.VERSION=$t" -o "$dest" github.com/rancher/local-path-provisioner) ;;
-    busybox) cp /bin/busybox "$dest" ;;
+    busybox)
+      cp /bin/busybox "$dest"
+      # The conformance busybox's /bin/sh (the image tool reads it next to busybox).
+      if [ "$set" = conformance ]; then cp /bin/bash-static "$(dirname "$dest")/bash-static"; fi
+      ;;
     agnhost | agnhost-prev)
       (cd "$(e2e_module)" && go build -trimpath -ldflags "-s -w -X main.Version=$(agnhost_version)" -o "$dest" k8s.io/kubernetes/test/images/agnhost) ;;
     echo) (cd "$root" && go build -trimpath -ldflags "-s -w" -o "$dest" ./tests/images/echo) ;;

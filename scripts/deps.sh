@@ -41,6 +41,8 @@ done
 [ -f /etc/ssl/certs/ca-certificates.crt ] || missing+=(ca-certificates)
 # The busybox image needs the static build (Debian's busybox is dynamic).
 dpkg-query -W -f '${Status}' busybox-static 2>/dev/null | grep -q 'ok installed' || missing+=(busybox-static)
+# The conformance busybox image's /bin/sh.
+[ -x /bin/bash-static ] || missing+=(bash-static)
 [ ${#missing[@]} -eq 0 ] && exit 0
 
 mapfile -t pkgs < <(printf '%s\n' "${missing[@]}" | sort -u)

@@ -14,7 +14,10 @@ const debianBase = "debian"
 // Dockerfile under test/images and build/pause: agnhost (ENTRYPOINT
 // /agnhost, CMD pause, /uploads, on a root filesystem with dig, curl, nc, ip
 // and socat; upstream's is Alpine's, this one Debian's), busybox (applets in
-// /bin, CMD sh), glibc-dns-testing (Debian with dig), nginx (Debian's
+// /bin, CMD sh; its sh is Debian's bash-static: busybox 1.35's ash drops
+// environment variables whose names are not shell identifiers, which
+// upstream's busybox 1.37 passes on and the ConfigMap and Secret tests
+// read), glibc-dns-testing (Debian with dig), nginx (Debian's
 // nginx-light in the foreground) and pause (USER 65535, ENTRYPOINT /pause).
 func conformanceRecipes() []recipe {
 	agnhost := v1.Config{
@@ -25,7 +28,7 @@ func conformanceRecipes() []recipe {
 		{Const: "AgnhostImage", Name: "agnhost", Path: "/agnhost", Base: debianBase, Dirs: []string{"/uploads"}, Config: agnhost},
 		{Const: "AgnhostPrevImage", Name: "agnhost-prev", Path: "/agnhost", Base: debianBase, Dirs: []string{"/uploads"}, Config: agnhost},
 		{
-			Const: "BusyboxImage", Name: "busybox", Path: "/bin/busybox", Applets: true,
+			Const: "BusyboxImage", Name: "busybox", Path: "/bin/busybox", Applets: true, Shell: "bash-static",
 			Config: v1.Config{Cmd: []string{"sh"}, Env: []string{pathEnv}},
 		},
 		{

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -108,5 +109,64 @@ func TestImageOnBase(t *testing.T) {
 	}
 	if _, err := image(r, fs, filepath.Join(dir, "missing.tar")); err == nil {
 		t.Fatal("an image on a missing base was made")
+	}
+}
+
+// TestBusyboxShellPassesOddEnvNames: the conformance busybox image's
+// /bin/sh is the static shell its recipe names, not busybox's applet (every
+// other applet still links to busybox), and that shell passes environment
+// variables whose names are not shell identifiers on to what it runs, as
+// upstream's ConfigMap and Secret tests (EnvFrom with "data-1") need;
+// busybox's own sh drops them.
+func TestBusyboxShellPassesOddEnvNames(t *testing.T) {
+	var r recipe
+	for _, c := range conformanceRecipes() {
+		if c.Name == "busybox" {
+			r = c
+		}
+	}
+	if r.Shell == "" {
+		t.Fatal("the conformance busybox recipe names no shell")
+	}
+	shell := "/bin/" + r.Shell
+	if _, err := os.Stat(shell); err != nil {
+		t.Skipf("SKIP: %s is not installed (scripts/deps.sh installs it)", shell)
+	}
+	dir := t.TempDir()
+	for src, name := range map[string]string{"/bin/busybox": "busybox", shell: r.Shell} {
+		data, err := os.ReadFile(src)
+		if err != nil {
+			t.Skipf("SKIP: %v (scripts/deps.sh installs busybox-static)", err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fs, err := buildRootfs(r, filepath.Join(dir, "busybox"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sh, ok := fs[shellPath]
+	want, _ := os.ReadFile(shell)
+	if !ok || sh.Type != tar.TypeReg || !bytes.Equal(sh.Data, want) {
+		t.Fatalf("%s in the image is %+v, want %s's content", shellPath, sh.Type, shell)
+	}
+	if ls := fs["/bin/ls"]; ls.Type != tar.TypeSymlink {
+		t.Fatalf("/bin/ls is not busybox's applet link: %+v", ls.Type)
+	}
+	for bin, passes := range map[string]bool{filepath.Join(dir, r.Shell): true, filepath.Join(dir, "busybox"): false} {
+		args := []string{"-c", "env"}
+		if !passes {
+			args = append([]string{"sh"}, args...)
+		}
+		cmd := exec.Command(bin, args...)
+		cmd.Env = []string{"data-1=value-1", "PATH=/usr/bin:/bin"}
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("%s %v: %v", bin, args, err)
+		}
+		if got := strings.Contains(string(out), "data-1=value-1"); got != passes {
+			t.Errorf("%s %v passes data-1 on: %v, want %v\n%s", bin, args, got, passes, out)
+		}
 	}
 }

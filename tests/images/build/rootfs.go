@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path"
+	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -102,6 +103,9 @@ func (r rootfs) tar() ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
+// shellPath is where a recipe's Shell goes.
+const shellPath = "/bin/sh"
+
 // buildRootfs assembles one image's root filesystem from its static binary.
 // An image on a Base gets only its binary and Dirs here: the Debian root
 // filesystem under it has its own users and directories.
@@ -141,10 +145,21 @@ func buildRootfs(r recipe, bin string) (rootfs, error) {
 			return nil, err
 		}
 		for _, a := range applets {
-			if a != r.Path {
+			if a != r.Path && (r.Shell == "" || a != shellPath) {
 				fs.symlink(a, r.Path)
 			}
 		}
+	}
+	if r.Shell != "" {
+		sh := filepath.Join(filepath.Dir(bin), r.Shell)
+		if err := checkStatic(sh); err != nil {
+			return nil, err
+		}
+		data, err := os.ReadFile(sh)
+		if err != nil {
+			return nil, fmt.Errorf("read shell: %w", err)
+		}
+		fs.file(shellPath, 0o755, data, nil)
 	}
 	return fs, nil
 }

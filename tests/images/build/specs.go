@@ -47,6 +47,9 @@ type recipe struct {
 	Xattrs map[string]string
 	// Applets links every busybox applet to the binary.
 	Applets bool
+	// Shell names a static shell in -bin-dir installed as /bin/sh in place
+	// of busybox's applet (with Applets).
+	Shell string
 	// CACerts copies the host's CA bundle into /etc/ssl/certs.
 	CACerts bool
 	// Base names a Debian root filesystem, the tar <bin-dir>/<Base>.rootfs.tar
