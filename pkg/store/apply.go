@@ -2,8 +2,6 @@ package store
 
 import (
 	"fmt"
-
-	"kcore.dev/kcore/pkg/version"
 )
 
 // Entry is one committed command and the raft index it was committed at,
@@ -18,7 +16,7 @@ type Entry struct {
 // Apply processes the command committed at index and returns its result. It
 // is deterministic: the same commands at the same indexes give the same
 // state on every replica. A failed command changes nothing. A command with a
-// schema newer than version.Schema is refused with ErrSchemaTooNew, and an
+// schema newer than the state reads (version.Schema, see LimitReads) is refused with ErrSchemaTooNew, and an
 // unknown non-ignorable type with ErrUnknownCommand; both are logged at
 // error level with the index, because they mean this replica is too old for
 // its log.
@@ -50,11 +48,11 @@ func (s *State) ApplyBatch(entries []Entry) []Result {
 
 // applyOne applies one command inside tx. On error tx is as it was before.
 func (s *State) applyOne(tx *txn, index uint64, cmd Command) error {
-	if cmd.Schema > version.Schema {
+	if reads := s.readSchema(); cmd.Schema > reads {
 		s.log.Error("refusing log entry written by a newer schema; upgrade this replica",
-			"index", index, "type", cmd.Type, "schema", cmd.Schema, "reads", version.Schema)
+			"index", index, "type", cmd.Type, "schema", cmd.Schema, "reads", reads)
 		return fmt.Errorf("apply %s at %d: schema %d, this build reads %d: %w",
-			cmd.Type, index, cmd.Schema, version.Schema, ErrSchemaTooNew)
+			cmd.Type, index, cmd.Schema, reads, ErrSchemaTooNew)
 	}
 	switch cmd.Type {
 	case TypePut:

@@ -4,8 +4,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"strings"
-
-	"kcore.dev/kcore/pkg/version"
 )
 
 // Bounds of the request table: the (caller, request id) pairs the state
@@ -84,7 +82,7 @@ func (s *State) RecentCount() int {
 // failures included, so a retry of a refused write is refused the same way.
 func (s *State) applyOnce(tx *txn, e Entry) Result {
 	cmd := e.Cmd
-	if cmd.RequestID == "" || cmd.Schema > version.Schema {
+	if cmd.RequestID == "" || cmd.Schema > s.readSchema() {
 		res := Result{Index: e.Index, Err: s.applyOne(tx, e.Index, cmd)}
 		tx.expireDedup()
 		return res

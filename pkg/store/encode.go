@@ -7,8 +7,8 @@ import (
 )
 
 // wireBinary is the first byte of a command in the binary wire form that
-// Encode writes (schema 3 on). Commands written before it are JSON objects
-// and start with '{'; DecodeCommand reads both.
+// Encode writes for schema 3 on (SchemaBinary). Commands of older schemas
+// are JSON objects and start with '{'; DecodeCommand reads both.
 //
 // The binary form is: wireBinary; the schema (uvarint); a flags byte
 // (flagIgnorable, flagTyped); the type, time, id, caller and request id
@@ -30,13 +30,18 @@ const (
 	opHasDelete byte = 1 << 1
 )
 
-// Encode returns the command's wire form, as stored in the raft log: the
-// binary form, with the payload in its type's binary layout when the
-// command holds it typed (NewCommand, DecodeCommand) and as JSON
-// otherwise.
+// Encode returns the command's wire form, as stored in the raft log, in
+// the form of its Schema: from SchemaBinary on the binary form, with the
+// payload in its type's binary layout when the command holds it typed
+// (NewCommand, DecodeCommand) and as JSON otherwise; for an older schema
+// the JSON form its builds wrote (see encodeJSON), so a cluster that still
+// has members of that schema can follow.
 func (c Command) Encode() ([]byte, error) {
 	if c.Schema < 0 {
 		return nil, fmt.Errorf("encode command %s: negative schema %d: %w", c.Type, c.Schema, ErrInvalid)
+	}
+	if c.Schema < SchemaBinary {
+		return c.encodeJSON()
 	}
 	typed := c.Payload == nil && c.typed != nil
 	b := make([]byte, 0, 64+len(c.Type)+len(c.Time)+len(c.ID)+len(c.Caller)+len(c.RequestID)+len(c.Payload)+c.typedSize())

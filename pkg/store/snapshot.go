@@ -23,7 +23,9 @@ const SnapshotFormat = "kcore-store-snapshot"
 type SnapshotHeader struct {
 	// Format is SnapshotFormat.
 	Format string `json:"format"`
-	// Schema is the schema version of the build that wrote the snapshot.
+	// Schema is the schema version of the snapshot: the schema the cluster
+	// wrote when it was taken (State.WriteSchema), at most that of the
+	// build that wrote it.
 	Schema int `json:"schema"`
 	// LastIndex is the state's LastIndex.
 	LastIndex uint64 `json:"lastIndex"`
@@ -48,14 +50,18 @@ type Snapshot struct {
 }
 
 // Snapshot captures the current state. Writing the same state always gives
-// the same bytes.
+// the same bytes. The header's schema is the one the cluster writes
+// (WriteSchema over every Member object), so each member can restore the
+// snapshot: the snapshot format has not changed since schema 2 (schema 3
+// changed only log entries), so a snapshot of this build is one of that
+// schema.
 func (s *State) Snapshot() *Snapshot {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	return &Snapshot{
 		header: SnapshotHeader{
 			Format:    SnapshotFormat,
-			Schema:    version.Schema,
+			Schema:    s.writeSchemaLocked(nil),
 			LastIndex: s.lastIndex,
 			KindIndex: maps.Clone(s.kindIndex),
 			Objects:   s.tree.Len(),
@@ -123,15 +129,17 @@ func ReadSnapshotHeader(r io.Reader) (SnapshotHeader, error) {
 	if err := json.NewDecoder(r).Decode(&h); err != nil {
 		return h, fmt.Errorf("read snapshot header: %w: %w", ErrInvalid, err)
 	}
-	return h, checkHeader(h)
+	return h, checkHeader(h, version.Schema)
 }
 
-func checkHeader(h SnapshotHeader) error {
+// checkHeader checks a snapshot's format and that its schema is at most
+// reads.
+func checkHeader(h SnapshotHeader, reads int) error {
 	if h.Format != SnapshotFormat {
 		return fmt.Errorf("read snapshot: format %q, want %q: %w", h.Format, SnapshotFormat, ErrInvalid)
 	}
-	if h.Schema > version.Schema {
-		return fmt.Errorf("read snapshot: schema %d, this build reads %d: %w", h.Schema, version.Schema, ErrSchemaTooNew)
+	if h.Schema > reads {
+		return fmt.Errorf("read snapshot: schema %d, this build reads %d: %w", h.Schema, reads, ErrSchemaTooNew)
 	}
 	return nil
 }
@@ -146,7 +154,10 @@ func (s *State) Restore(r io.Reader) error {
 	if err := dec.Decode(&h); err != nil {
 		return fmt.Errorf("restore: read header: %w: %w", ErrInvalid, err)
 	}
-	if err := checkHeader(h); err != nil {
+	s.wmu.Lock()
+	reads := s.readSchema()
+	s.wmu.Unlock()
+	if err := checkHeader(h, reads); err != nil {
 		return fmt.Errorf("restore: %w", err)
 	}
 	txn := iradix.New().Txn()

@@ -17,6 +17,9 @@ type State struct {
 
 	// wmu serialises writers (Apply, Restore).
 	wmu sync.Mutex
+	// reads is the newest schema the state reads, 0 for version.Schema
+	// (see LimitReads); guarded by wmu.
+	reads int
 
 	// mu guards the fields below it.
 	mu        sync.RWMutex
