@@ -1,6 +1,10 @@
 package apiv1
 
-import "time"
+import (
+	"time"
+
+	"kcore.dev/kcore/pkg/store"
+)
 
 // Roles, taken from a client certificate's first Organization.
 const (
@@ -19,8 +23,10 @@ const (
 
 // Kinds the API layer stores besides the object model's kinds.
 const (
-	// KindMember records a controller replica: name = raft id, data MemberData.
-	KindMember = "Member"
+	// KindMember records a controller replica: name = raft id, data
+	// MemberData. The store reads the recorded schemas to choose the
+	// schema the cluster writes.
+	KindMember = store.KindMember
 	// KindJoinToken records a join token by the SHA-256 of the token.
 	KindJoinToken = "JoinToken"
 	// KindSecret holds encrypted private material (AES-256-GCM).

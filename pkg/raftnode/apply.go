@@ -10,13 +10,13 @@ import (
 	"github.com/hashicorp/raft"
 
 	"kcore.dev/kcore/pkg/store"
-	"kcore.dev/kcore/pkg/version"
 )
 
 // Apply replicates cmd and returns its result once this replica has applied
-// it. It stamps what the caller left empty: Schema (version.Schema), Time
-// (now, UTC, RFC 3339 with nanoseconds) and ID (random). On a follower it
-// returns *ErrNotLeader without replicating anything.
+// it. It stamps the schema the command is written in (the one every member
+// reads, see stampSchema) and what the caller left empty: Time (now, UTC,
+// RFC 3339 with nanoseconds) and ID (random). On a follower it returns
+// *ErrNotLeader without replicating anything.
 //
 // The error is the command's own error (res.Err: store.ErrConflict, …) when
 // it was committed but failed; *ErrNotLeader when it was not replicated;
@@ -27,8 +27,8 @@ func (n *Node) Apply(ctx context.Context, cmd store.Command) (store.Result, erro
 		id, addr := n.Leader()
 		return store.Result{}, &ErrNotLeader{LeaderID: id, LeaderAddr: addr}
 	}
-	if cmd.Schema == 0 {
-		cmd.Schema = version.Schema
+	if err := n.stampSchema(ctx, &cmd); err != nil {
+		return store.Result{}, fmt.Errorf("apply %s: %w", cmd.Type, err)
 	}
 	if cmd.Time == "" {
 		cmd.Time = time.Now().UTC().Format(time.RFC3339Nano)

@@ -2,10 +2,13 @@ package raftnode
 
 import (
 	"errors"
+	"fmt"
 	"log/slog"
 	"time"
 
 	"github.com/hashicorp/raft"
+
+	"kcore.dev/kcore/pkg/version"
 )
 
 // Config configures one replica.
@@ -58,6 +61,13 @@ type Config struct {
 	// dir that holds a bolt log is migrated at start; with LogStoreBolt a
 	// data dir that holds a WAL is refused (ErrLogStoreMismatch).
 	LogStore string
+	// ReadSchema, when set, is the newest controller schema the replica
+	// reads (1 to version.Schema; 0 means version.Schema): it refuses
+	// newer log entries and snapshots as a build of that schema would
+	// (store.State.LimitReads). It stands in for a replica of an older
+	// release in tests of rolling upgrades; it can only make the replica
+	// refuse more, and the controller never sets it.
+	ReadSchema int
 }
 
 func (c Config) validate() error {
@@ -69,6 +79,9 @@ func (c Config) validate() error {
 	}
 	if c.StreamLayer == nil && c.RaftBind == "" {
 		return errors.New("config: raft bind address is required")
+	}
+	if c.ReadSchema < 0 || c.ReadSchema > version.Schema {
+		return fmt.Errorf("config: read schema %d: this build reads 1 to %d", c.ReadSchema, version.Schema)
 	}
 	return nil
 }

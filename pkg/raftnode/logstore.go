@@ -174,3 +174,15 @@ func (s chunkedLogStore) DeleteRange(lo, hi uint64) error {
 	}
 	return nil
 }
+
+// LogEntry returns the entry at index as this replica's raft log holds it,
+// its bytes as written, for tests and diagnostics (e.g. which wire form an
+// entry is in). It fails with raft.ErrLogNotFound when the log no longer
+// or not yet holds the index.
+func (n *Node) LogEntry(index uint64) (*raft.Log, error) {
+	var l raft.Log
+	if err := n.cache.GetLog(index, &l); err != nil {
+		return nil, fmt.Errorf("read log entry %d: %w", index, err)
+	}
+	return &l, nil
+}

@@ -62,6 +62,8 @@ func (n *Node) AddVoter(ctx context.Context, id, addr string) error {
 		lid, laddr := n.Leader()
 		return &ErrNotLeader{LeaderID: lid, LeaderAddr: laddr}
 	}
+	n.servers.begin()
+	defer n.servers.end()
 	if err := n.wait(ctx, n.raft.AddVoter(raft.ServerID(id), raft.ServerAddress(addr), 0, n.timeout(ctx))); err != nil {
 		return n.mapErr(fmt.Sprintf("add voter %s", id), err)
 	}
@@ -103,6 +105,8 @@ func (n *Node) RemoveServer(ctx context.Context, id string) error {
 	if id == n.cfg.ID {
 		return n.handOver(ctx)
 	}
+	n.servers.begin()
+	defer n.servers.end()
 	rf := n.raft.RemoveServer(raft.ServerID(id), f.Index(), n.timeout(ctx))
 	if err := n.wait(ctx, rf); err != nil {
 		return n.mapErr(fmt.Sprintf("remove server %s", id), err)

@@ -60,6 +60,8 @@ type Node struct {
 
 	readTerm atomic.Uint64 // term in which a barrier made reads consistent
 
+	servers serverCache // the raft configuration's server ids, for writeSchema
+
 	stop     chan struct{}
 	done     sync.WaitGroup
 	shutOnce sync.Once
@@ -97,6 +99,11 @@ func Open(cfg Config) (*Node, error) {
 		state:  store.New(logger.With("component", "store")),
 		failed: map[raft.ServerID]bool{},
 		stop:   make(chan struct{}),
+	}
+	if cfg.ReadSchema != 0 {
+		if err := n.state.LimitReads(cfg.ReadSchema); err != nil {
+			return nil, fmt.Errorf("open raft node: %w", err)
+		}
 	}
 	n.fsm = &fsm{state: n.state, log: logger}
 

@@ -41,6 +41,7 @@ func (n *Node) watchRaft() {
 func (n *Node) observe(o raft.Observation) {
 	switch d := o.Data.(type) {
 	case raft.RaftState:
+		n.servers.drop()
 		n.setLeader(d == raft.Leader)
 		if d == raft.Leader {
 			n.logLeaderTerm()
@@ -58,6 +59,7 @@ func (n *Node) observe(o raft.Observation) {
 		n.mu.Unlock()
 		n.log.Info("follower answers heartbeats again", "peer", d.PeerID)
 	case raft.PeerObservation:
+		n.servers.drop()
 		if d.Removed {
 			n.mu.Lock()
 			delete(n.failed, d.Peer.ID)
