@@ -25,7 +25,9 @@ const (
 type Command struct {
 	// Type selects the payload and its handler, e.g. TypePut.
 	Type string `json:"type"`
-	// Schema is the writer's schema version (version.Schema). A replica
+	// Schema is the schema the command is written in: version.Schema from
+	// NewCommand, lowered by the leader to the cluster's schema (see
+	// ClusterSchema); Encode writes the form of that schema. A replica
 	// refuses a command with a newer schema than it reads.
 	Schema int `json:"schema"`
 	// Ignorable lets a replica that does not know Type skip the command
