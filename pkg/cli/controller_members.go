@@ -38,8 +38,11 @@ func newControllerMembersCmd(s Streams) *cobra.Command {
 		Long: `List the controller replicas of the Raft configuration as the leader knows
 them, then ask each replica's own /v1/health (at most 2 s each, all at once):
 STATE is the replica's raft state (leader, follower, …) or "unreachable" when it
-did not answer, SCHEMA the store schema it writes — the number ClusterUpdate
-schema gates compare. A replica without an HTTP address cannot be asked.`,
+did not answer, SCHEMA the newest store schema its build reads and writes —
+the number ClusterUpdate schema gates compare. The cluster writes the oldest
+schema any member records, so a replica on an older release keeps reading
+the log during a rolling upgrade. A replica without an HTTP address cannot be
+asked.`,
 		Example: `  kctl controller members
   kctl controller members -o json | jq '.[] | select(.reachable | not) | .id'`,
 		Args: cobra.NoArgs,
