@@ -67,12 +67,17 @@ func testConformanceSubset(t *testing.T, l *lab) {
 // junitResult is what one e2e.test run did with the specs it focused on.
 type junitResult struct{ passed, failed, skipped []string }
 
+// specPrefix starts the name of every spec in e2e.test's JUnit report.
+const specPrefix = "[It] "
+
 // errNoJUnit is returned for a report with no test case at all.
 var errNoJUnit = errors.New("no test case in the JUnit report")
 
 // readJUnit reads the report e2e.test --report-dir writes. It lists every
-// spec of the suite; those the focus filtered out are skipped with the bare
-// message "skipped", a focused spec that skipped itself says why.
+// spec of the suite ("[It] ..."); those the focus filtered out are skipped
+// with the bare message "skipped", a focused spec that skipped itself says
+// why. The suite's setup and report nodes are test cases too: they never
+// count as passed, but a failed one is a failure.
 func readJUnit(path string) (junitResult, error) {
 	var res junitResult
 	data, err := os.ReadFile(path)
@@ -99,7 +104,9 @@ func readJUnit(path string) (junitResult, error) {
 			n++
 			switch {
 			case c.Status == "passed":
-				res.passed = append(res.passed, c.Name)
+				if strings.HasPrefix(c.Name, specPrefix) {
+					res.passed = append(res.passed, c.Name)
+				}
 			case c.Status == "skipped" || c.Status == "pending":
 				if c.Skipped != nil && strings.HasPrefix(c.Skipped.Message, "skipped - ") {
 					res.skipped = append(res.skipped, c.Name)
@@ -136,18 +143,21 @@ func tail(out string, n int) string {
 
 // TestReadJUnit counts what e2e.test's report says of the focused specs:
 // filtered-out specs ("skipped") are not counted, a spec that skipped itself
-// is, every failure state is a failure, and an empty report is an error.
+// is, every failure state is a failure, the suite's passed setup and report
+// nodes are no passed specs, and an empty report is an error.
 func TestReadJUnit(t *testing.T) {
 	dir := t.TempDir()
 	report := filepath.Join(dir, "junit_01.xml")
 	const doc = `<?xml version="1.0" encoding="UTF-8"?>
-<testsuites tests="5">
-  <testsuite name="Kubernetes e2e suite" tests="5">
-    <testcase name="[sig-network] DNS should provide DNS for services [Conformance]" status="passed"></testcase>
-    <testcase name="[sig-network] Services should serve a basic endpoint from pods [Conformance]" status="failed"><failure type="failed">boom</failure></testcase>
-    <testcase name="[sig-network] Services should be updated [Conformance]" status="timedout"><failure type="timedout">late</failure></testcase>
-    <testcase name="[sig-apps] Deployment something" status="skipped"><skipped message="skipped"></skipped></testcase>
-    <testcase name="[sig-network] DNS should resolve [Conformance]" status="skipped"><skipped message="skipped - only on GCE"></skipped></testcase>
+<testsuites tests="7">
+  <testsuite name="Kubernetes e2e suite" tests="7">
+    <testcase name="[SynchronizedBeforeSuite]" status="passed"></testcase>
+    <testcase name="[It] [sig-network] DNS should provide DNS for services [Conformance]" status="passed"></testcase>
+    <testcase name="[It] [sig-network] Services should serve a basic endpoint from pods [Conformance]" status="failed"><failure type="failed">boom</failure></testcase>
+    <testcase name="[It] [sig-network] Services should be updated [Conformance]" status="timedout"><failure type="timedout">late</failure></testcase>
+    <testcase name="[It] [sig-apps] Deployment something" status="skipped"><skipped message="skipped"></skipped></testcase>
+    <testcase name="[It] [sig-network] DNS should resolve [Conformance]" status="skipped"><skipped message="skipped - only on GCE"></skipped></testcase>
+    <testcase name="[ReportAfterSuite] Kubernetes e2e suite report" status="passed"></testcase>
   </testsuite>
 </testsuites>`
 	if err := os.WriteFile(report, []byte(doc), 0o644); err != nil {
