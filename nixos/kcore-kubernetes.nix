@@ -3,7 +3,7 @@
 # service of the same name (kcore-containerd, kcore-etcd, kcore-kube-apiserver,
 # kcore-kubernetes-cilium, kcore-kubernetes-provisioner, kcore-keepalived with
 # its VRRP instance kcore_api, …). A unit restarts exactly when its inputHash
-# changes. kcore renders containerd's configuration and runs it as
+# changes, and reloads (SIGHUP) when only its reloadHash changes. kcore renders containerd's configuration and runs it as
 # kcore-containerd (killMode process: its shims and containers outlive a
 # restart), so NixOS's own virtualisation.containerd must stay off. Reading the state file is impure: flake users rebuild with --impure
 # (the agent's `nixos-rebuild switch` is not a flake build).
@@ -38,6 +38,9 @@ let
     path = cfg.packages;
     # The rendered hash of every input (argv, env, files): a change restarts the unit.
     restartTriggers = [ u.inputHash ];
+    # The files the process reads again on SIGHUP (keepalived's configuration):
+    # a change to them alone reloads the unit instead.
+    reloadTriggers = lib.optional (u ? reloadHash) u.reloadHash;
     serviceConfig = {
       Type = if u.oneshot or false then "oneshot" else "simple";
       RemainAfterExit = u.oneshot or false;
@@ -46,6 +49,8 @@ let
       KillMode = if (u.killMode or "") == "process" then "process" else "control-group";
       Delegate = (u.killMode or "") == "process";
       TimeoutStopSec = 10;
+    } // lib.optionalAttrs (u ? reloadHash) {
+      ExecReload = "${pkgs.coreutils}/bin/kill -HUP $MAINPID";
     } // lib.optionalAttrs (restartPolicy u != "no") { RestartSec = 2; };
   };
 

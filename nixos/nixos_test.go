@@ -37,6 +37,8 @@ func TestModulesNameTheReferenceUnits(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, s := range []string{`"kcore-kubernetes-cilium"`, `"kcore-kubernetes-provisioner"`, `"kcore_api"`, `"/etc/kcore/node-state.json"`, "restartTriggers = [ u.inputHash ]",
+		// keepalived reloads a new configuration, keeping the VIP.
+		"reloadTriggers = lib.optional (u ? reloadHash) u.reloadHash", "kill -HUP $MAINPID",
 		// kcore-containerd's shims and containers outlive its restarts.
 		`KillMode = if (u.killMode or "") == "process"`, "!config.virtualisation.containerd.enable"} {
 		if !strings.Contains(string(data), s) {

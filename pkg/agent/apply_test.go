@@ -306,11 +306,24 @@ func countCommands(rec *execrun.Recorder, bin string) int {
 	return n
 }
 
-// fakeRuntime records calls; units are instantly ready unless told to fail.
+// fakeRuntime records calls; units are instantly ready unless told to fail
+// (fail: Ensure; failReload: Reload).
 type fakeRuntime struct {
-	calls []string
-	units map[string]api.Unit
-	fail  map[string]bool
+	calls      []string
+	units      map[string]api.Unit
+	fail       map[string]bool
+	failReload map[string]bool
+}
+
+func (f *fakeRuntime) Reload(_ context.Context, name string) error {
+	f.calls = append(f.calls, "reload "+name)
+	if f.failReload[name] {
+		return errors.New("cannot signal")
+	}
+	if _, ok := f.units[name]; !ok {
+		return runtime.ErrUnknownUnit
+	}
+	return nil
 }
 
 func (f *fakeRuntime) Ensure(_ context.Context, u api.Unit) (bool, error) {

@@ -206,8 +206,20 @@ func (a *Applier) startUnits(ctx context.Context, ns *api.NodeState, cs *Cluster
 	return runs, other, started
 }
 
+// reloadDue reports whether the agent reloads a unit the runtime did not
+// (re)start: it has a ReloadHash, and its process last read other inputs
+// (applied is the ReloadHash recorded; empty when unknown, which reloads
+// too: SIGHUP only makes it read its current files). This is the same
+// comparison the plan makes when it says a unit reloads (plan.NodeDiff):
+// the input hash equal, the reload hash not.
+func reloadDue(u api.Unit, applied string) bool {
+	return u.ReloadHash != "" && u.ReloadHash != applied
+}
+
 // ensureUnit hands r's unit to the runtime: a (re)started unit is recorded
-// in started and settles later; an unchanged one is reported as it is.
+// in started and settles later; an unchanged one whose reloaded inputs
+// changed is reloaded (SIGHUP), not restarted; either is then reported as
+// it is.
 func (a *Applier) ensureUnit(ctx context.Context, r *unitRun, cs *ClusterState, started map[string]time.Time) {
 	u := r.unit
 	changed, err := a.Runtime.Ensure(ctx, u)
@@ -224,15 +236,39 @@ func (a *Applier) ensureUnit(ctx context.Context, r *unitRun, cs *ClusterState, 
 	}
 	if changed {
 		a.log().Info("started unit", "unit", u.Name, "inputHash", u.InputHash)
+		setOrDelete(cs.Reloads, u.Name, u.ReloadHash)
 		r.started = time.Now()
 		started[u.Name] = r.started
 		return
 	}
+	reloaded := false
+	if reloadDue(u, cs.Reloads[u.Name]) {
+		if err := a.Runtime.Reload(ctx, u.Name); err != nil {
+			r.item.State, r.item.Message = api.ItemFailed, err.Error()
+			a.log().Error("reload unit", "unit", u.Name, "err", err)
+			return
+		}
+		a.log().Info("reloaded unit", "unit", u.Name, "reloadHash", u.ReloadHash)
+		reloaded = true
+	}
+	setOrDelete(cs.Reloads, u.Name, u.ReloadHash)
 	st, ready := a.unitReady(ctx, u.Name)
 	r.item.State, r.item.Message = unitItemState(st, ready, false)
+	if reloaded && r.item.State == api.ItemOK {
+		r.item.Message = "reloaded"
+	}
 	if r.item.State == api.ItemFailed && !u.Oneshot {
 		r.item.Restarts, r.item.Restarting = a.crashCount(st, u, false)
 	}
+}
+
+// setOrDelete sets m[k] to v, or deletes k when v is empty.
+func setOrDelete(m map[string]string, k, v string) {
+	if v == "" {
+		delete(m, k)
+		return
+	}
+	m[k] = v
 }
 
 // settleUnits waits, all at once, until every unit this apply (re)started

@@ -3,7 +3,10 @@
 // it in without restarting (CertSource), reports the machine's facts and
 // heartbeats, long-polls the NodeStates
 // rendered for this node and applies them idempotently — volumes, then files,
-// then units, then tasks — reporting per-item status.
+// then units, then tasks — reporting per-item status. A unit whose input
+// hash changed is restarted; one whose reload hash alone changed is sent
+// SIGHUP instead (reloadDue), which keepalived takes without giving up the
+// VIP.
 //
 // Every rendered host path goes through Resolve, which keeps it inside an
 // allow-list of kcore's directories and out of the agent's own directory

@@ -49,5 +49,6 @@ func (a *Applier) removeUnit(ctx context.Context, cs *ClusterState, name string)
 	}
 	delete(cs.Units, name)
 	delete(cs.CRI, name)
+	delete(cs.Reloads, name)
 	return nil
 }

@@ -27,6 +27,8 @@ func TestMain(m *testing.M) {
 		signal.Notify(ch, syscall.SIGTERM)
 		<-ch
 		os.Exit(0)
+	case "hup":
+		os.Exit(countHUPs(os.Getenv("KCORE_TEST_HUPFILE")))
 	case "oneshot":
 		os.Exit(0)
 	case "flaky":
@@ -44,6 +46,41 @@ func flaky(crashFile string) int {
 		if os.Remove(crashFile) == nil {
 			fmt.Println("crash file found: exiting 1")
 			return 1
+		}
+	}
+	return 0
+}
+
+// Lines countHUPs appends to its file.
+const (
+	hupReady = "ready"
+	hupLine  = "hup"
+)
+
+// countHUPs serves until SIGTERM, appending hupReady to hupFile once it
+// handles SIGHUP and hupLine for every SIGHUP, like a daemon that reloads
+// its configuration.
+func countHUPs(hupFile string) int {
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, syscall.SIGTERM, syscall.SIGHUP)
+	appendLine := func(line string) bool {
+		f, err := os.OpenFile(hupFile, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
+		if err != nil {
+			return false
+		}
+		defer f.Close()
+		_, err = fmt.Fprintln(f, line)
+		return err == nil
+	}
+	if !appendLine(hupReady) {
+		return 3
+	}
+	for sig := range ch {
+		if sig == syscall.SIGTERM {
+			return 0
+		}
+		if !appendLine(hupLine) {
+			return 3
 		}
 	}
 	return 0

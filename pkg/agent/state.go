@@ -31,6 +31,9 @@ type ClusterState struct {
 	Files map[string]FileRecord `json:"files,omitempty"`
 	// Units maps each unit kcore ensured to its InputHash.
 	Units map[string]string `json:"units,omitempty"`
+	// Reloads maps each unit with a ReloadHash to the ReloadHash its
+	// process last read (started with, or reloaded to).
+	Reloads map[string]string `json:"reloads,omitempty"`
 	// CRI maps each unit kcore ensured that serves a CRI to its endpoint,
 	// so its pods are drained before it is removed, when the NodeState
 	// that rendered it is gone.
@@ -64,6 +67,9 @@ func (s *State) cluster(name string) *ClusterState {
 	}
 	if cs.Units == nil {
 		cs.Units = map[string]string{}
+	}
+	if cs.Reloads == nil {
+		cs.Reloads = map[string]string{}
 	}
 	if cs.Tasks == nil {
 		cs.Tasks = map[string]string{}

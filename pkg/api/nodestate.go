@@ -76,6 +76,11 @@ type Unit struct {
 	Oneshot bool `json:"oneshot,omitempty"`
 	// InputHash is the hash of every input (argv, env, files) that should restart the unit when changed.
 	InputHash string `json:"inputHash"`
+	// ReloadHash, when set, is the hash of the inputs (files) the process
+	// reads again when it gets SIGHUP, which InputHash leaves out: when
+	// only ReloadHash changed, the agent reloads the unit (SIGHUP to its
+	// main process) instead of restarting it (keepalived's configuration).
+	ReloadHash string `json:"reloadHash,omitempty"`
 	// KillMode is how stopping or restarting the unit ends its processes:
 	// empty ends every process of the unit, KillModeProcess only the main
 	// one, so that what it started in groups of their own (containerd's
@@ -94,7 +99,7 @@ type Unit struct {
 	// Empty (or an agent without --releases-dir) uses --bin-dir.
 	Version string `json:"version,omitempty"`
 	// Reason and Inputs are for plans: what the unit is, and the files
-	// its InputHash covers. Render sets them; they are not stored, sent to
+	// its InputHash or ReloadHash covers. Render sets them; they are not stored, sent to
 	// agents or hashed.
 	Reason string   `json:"-"`
 	Inputs []string `json:"-"`

@@ -10,5 +10,7 @@
 //   - NixOS: the node's units as JSON in /etc/kcore/node-state.json for the
 //     kcore NixOS module, activated with nixos-rebuild switch.
 //
-// Every backend restarts a unit only when its InputHash changed.
+// Every backend restarts a unit only when its InputHash changed; Reload
+// sends a running unit SIGHUP (the agent reloads a unit whose ReloadHash
+// alone changed).
 package runtime

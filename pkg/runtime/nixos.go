@@ -81,6 +81,18 @@ func (n *NixOS) Ensure(_ context.Context, u api.Unit) (bool, error) {
 	return !ok || old.InputHash != u.InputHash, nil
 }
 
+// Reload implements Runtime: nothing here, since the module gives a unit
+// with a reloadHash reloadTriggers and an ExecReload that sends SIGHUP, so
+// the switch at Flush reloads it exactly when its reloadHash changed.
+func (n *NixOS) Reload(_ context.Context, name string) error {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if _, ok := n.units[name]; !ok {
+		return fmt.Errorf("reload unit %s: %w", name, ErrUnknownUnit)
+	}
+	return nil
+}
+
 // Stop implements Runtime; the unit disappears at Flush.
 func (n *NixOS) Stop(_ context.Context, name string) error {
 	n.mu.Lock()

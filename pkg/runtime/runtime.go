@@ -70,6 +70,10 @@ type Runtime interface {
 	// it reports whether anything was (re)started. A oneshot runs once per
 	// InputHash.
 	Ensure(ctx context.Context, u api.Unit) (changed bool, err error)
+	// Reload sends a running unit SIGHUP, so it reads the inputs its
+	// ReloadHash covers again without a restart; a unit that does not run
+	// is left alone (its next start reads them).
+	Reload(ctx context.Context, name string) error
 	// Stop stops the unit and forgets it; stopping an unknown unit is not an error.
 	Stop(ctx context.Context, name string) error
 	// Status reports a managed unit's state, or ErrUnknownUnit.

@@ -2,11 +2,13 @@ package runtime
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"path/filepath"
 	"sort"
 	"sync"
+	"syscall"
 	"time"
 
 	"kcore.dev/kcore/pkg/api"
@@ -160,6 +162,25 @@ func (s *Supervisor) Ensure(ctx context.Context, u api.Unit) (bool, error) {
 	s.cfg.Log.Info("start unit", "unit", u.Name, "inputHash", u.InputHash)
 	go s.keep(p, false)
 	return true, nil
+}
+
+// Reload implements Runtime: SIGHUP to the unit's main process only (it
+// passes the signal on to the children it wants reloaded).
+func (s *Supervisor) Reload(_ context.Context, name string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p := s.units[name]
+	if p == nil {
+		return fmt.Errorf("reload unit %s: %w", name, ErrUnknownUnit)
+	}
+	if p.status.State != StateRunning || p.status.PID <= 0 || !alive(s.cfg.ProcDir, p.status.PID, p.startTicks) {
+		return nil
+	}
+	if err := syscall.Kill(p.status.PID, syscall.SIGHUP); err != nil && !errors.Is(err, syscall.ESRCH) {
+		return fmt.Errorf("reload unit %s: %w", name, err)
+	}
+	s.cfg.Log.Info("reloaded unit", "unit", name, "pid", p.status.PID)
+	return nil
 }
 
 // Stop implements Runtime.

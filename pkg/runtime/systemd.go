@@ -89,6 +89,31 @@ func (s *Systemd) Ensure(ctx context.Context, u api.Unit) (bool, error) {
 	return exists && unitHash(string(old)) != u.InputHash || !exists, nil
 }
 
+// Reload implements Runtime with systemctl kill: SIGHUP to the service's
+// main process, nothing when the service is not active.
+func (s *Systemd) Reload(ctx context.Context, name string) error {
+	if _, err := readBeneath(s.Root, unitRel(name)); err != nil {
+		return fmt.Errorf("reload unit %s: %w", name, ErrUnknownUnit)
+	}
+	return reloadService(ctx, s.Runner, name)
+}
+
+// reloadService sends SIGHUP to a systemd service's main process when it is
+// active.
+func reloadService(ctx context.Context, r execrun.Runner, name string) error {
+	st, err := systemctlShow(ctx, r, name, "", false)
+	if err != nil {
+		return fmt.Errorf("reload unit %s: %w", name, err)
+	}
+	if st.State != StateRunning {
+		return nil
+	}
+	if _, err := r.Run(ctx, []string{"systemctl", "kill", "--kill-whom=main", "--signal=SIGHUP", name + ".service"}, execrun.WithTimeout(30*time.Second)); err != nil {
+		return fmt.Errorf("reload unit %s: %w", name, err)
+	}
+	return nil
+}
+
 // Stop implements Runtime: stop, disable, remove the unit file, daemon-reload.
 func (s *Systemd) Stop(ctx context.Context, name string) error {
 	rel := unitRel(name)
