@@ -23,8 +23,8 @@ func newKubernetesReplaceCmd(s Streams) *cobra.Command {
 whose machine is gone for good, by another machine in one change: the old
 etcd member is removed first, while the members that stay are a quorum;
 the new machine is added as an etcd learner, then promoted; the other
-control planes' keepalived gets the new unicast peers; the old Node object
-is deleted last. The plan states the projected etcd quorum after every
+control planes' keepalived reloads the new unicast peers (no restart: the
+VIP stays held); the old Node object is deleted last. The plan states the projected etcd quorum after every
 step and blocks any order that could lose it (replacing two of three at
 once, or a healthy member while another is down). A node that sends no
 heartbeat is not drained.

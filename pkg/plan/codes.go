@@ -46,6 +46,7 @@ const (
 	StepCreate        = "create"
 	StepStart         = "start"
 	StepRestart       = "restart"
+	StepReload        = "reload"
 	StepStop          = "stop"
 	StepRemove        = "remove"
 	StepKeep          = "keep"

@@ -21,8 +21,10 @@ const (
 )
 
 // Changes an ItemChange records. Files are added, changed or removed; units
-// are started, restarted (their input hash changed), updated (a field the
-// hash does not cover, e.g. After, changed: no restart) or stopped; tasks
+// are started, restarted (their input hash changed), reloaded (only their
+// reload hash changed: the agent sends the process SIGHUP, no restart),
+// updated (a field the hash does not cover, e.g. After, changed: no
+// restart) or stopped; tasks
 // run (new or a new input hash) or are removed; volumes are created, grown,
 // changed (a mount path), kept on disk (no longer rendered) or purged.
 const (
@@ -31,6 +33,7 @@ const (
 	ChangeRemove  = "remove"
 	ChangeStart   = "start"
 	ChangeRestart = "restart"
+	ChangeReload  = "reload"
 	ChangeUpdate  = "update"
 	ChangeStop    = "stop"
 	ChangeRun     = "run"
@@ -88,11 +91,12 @@ type NodeChange struct {
 func (n NodeChange) Empty() bool { return n.Membership == "" && len(n.Items) == 0 }
 
 // Restarts lists the units that start, restart or stop, sorted: what a
-// roller must sequence.
+// roller must sequence (a reload keeps the process and its state, so it
+// needs no step of its own).
 func (n NodeChange) Restarts() []string {
 	var out []string
 	for _, it := range n.Items {
-		if it.Kind == KindUnit && it.Change != ChangeUpdate {
+		if it.Kind == KindUnit && it.Change != ChangeUpdate && it.Change != ChangeReload {
 			out = append(out, it.Name)
 		}
 	}
@@ -183,6 +187,11 @@ func diffUnits(old, cur []api.Unit, changedFiles map[string]bool) []ItemChange {
 		case o.InputHash != u.InputHash:
 			it.Change = ChangeRestart
 			it.Because = because(o.Argv, u.Argv, o.Env, u.Env, u.Inputs, changedFiles)
+		case o.ReloadHash != u.ReloadHash && u.ReloadHash != "":
+			// What the agent does too (reloadDue): same input hash, a new
+			// reload hash.
+			it.Change = ChangeReload
+			it.Because = because(nil, nil, nil, nil, u.Inputs, changedFiles)
 		case !sameUnit(o, u):
 			it.Change = ChangeUpdate
 			it.Because = unitFields(o, u)

@@ -13,8 +13,8 @@ import (
 // in a fixed order: the old member leaves etcd first, while the members
 // that stay are a quorum of the current membership; the new machine joins
 // as a learner (it does not vote, so the quorum does not change) and is
-// promoted; the staying control planes' keepalived gets the new unicast
-// peers; the old Node object is deleted last.
+// promoted; the staying control planes' keepalived reloads the new unicast
+// peers (the VIP stays held); the old Node object is deleted last.
 
 // checkReplace blocks replacements of nodes that are not control planes of
 // the stored cluster, and a request that names one node twice.

@@ -46,7 +46,7 @@ func membershipSteps(p *Plan) []string {
 	var out []string
 	for _, s := range p.Clusters[0].Steps {
 		if s.Disruption == DisruptionEtcdMembership || s.Component == ComponentMembership ||
-			(s.Component == ComponentKeepalived && s.Action == StepRestart) {
+			(s.Component == ComponentKeepalived && (s.Action == StepRestart || s.Action == StepReload)) {
 			out = append(out, s.Node+" "+s.Component+" "+s.Action+" "+s.QuorumAfter)
 		}
 	}
@@ -80,8 +80,8 @@ func TestReplaceControlPlane(t *testing.T) {
 				"node-107 etcd remove-member 2/2 healthy, quorum 2",
 				"node-111 etcd add-member 2/2 healthy, quorum 2",
 				"node-111 etcd promote-member 3/3 healthy, quorum 2",
-				"node-105 keepalived restart 3/3 healthy, quorum 2",
-				"node-109 keepalived restart 3/3 healthy, quorum 2",
+				"node-105 keepalived reload 3/3 healthy, quorum 2",
+				"node-109 keepalived reload 3/3 healthy, quorum 2",
 				"node-107 membership remove 3/3 healthy, quorum 2",
 			},
 		},
@@ -110,10 +110,10 @@ func TestReplaceControlPlane(t *testing.T) {
 				"node-113 etcd remove-member 4/4 healthy, quorum 3",
 				"node-111 etcd add-member 4/4 healthy, quorum 3",
 				"node-111 etcd promote-member 5/5 healthy, quorum 3",
-				"node-105 keepalived restart 5/5 healthy, quorum 3",
-				"node-107 keepalived restart 5/5 healthy, quorum 3",
-				"node-109 keepalived restart 5/5 healthy, quorum 3",
-				"node-104 keepalived restart 5/5 healthy, quorum 3",
+				"node-105 keepalived reload 5/5 healthy, quorum 3",
+				"node-107 keepalived reload 5/5 healthy, quorum 3",
+				"node-109 keepalived reload 5/5 healthy, quorum 3",
+				"node-104 keepalived reload 5/5 healthy, quorum 3",
 				"node-113 membership remove 5/5 healthy, quorum 3",
 			},
 		},
@@ -129,8 +129,8 @@ func TestReplaceControlPlane(t *testing.T) {
 				"node-107 etcd remove-member 2/2 healthy, quorum 2",
 				"node-111 etcd add-member 2/2 healthy, quorum 2",
 				"node-111 etcd promote-member 3/3 healthy, quorum 2",
-				"node-105 keepalived restart 3/3 healthy, quorum 2",
-				"node-109 keepalived restart 3/3 healthy, quorum 2",
+				"node-105 keepalived reload 3/3 healthy, quorum 2",
+				"node-109 keepalived reload 3/3 healthy, quorum 2",
 				"node-107 membership remove 3/3 healthy, quorum 2",
 			},
 			warned: CodeEtcdStaleMember,

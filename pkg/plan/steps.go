@@ -214,8 +214,8 @@ func replacesKubeDNS(g group, l render.Layout) bool {
 }
 
 // groupAction is a component's step action and disruption class, from its
-// strongest item: a unit's start, restart or stop, else a task run, else a
-// volume's change, else its files'.
+// strongest item: a unit's stop, restart, start or reload, else a task run,
+// else a volume's change, else its files'.
 func groupAction(g group, mode int) (string, string) {
 	has := func(kind, change string) bool {
 		return slices.ContainsFunc(g.items, func(it ItemChange) bool { return it.Kind == kind && it.Change == change })
@@ -234,6 +234,10 @@ func groupAction(g group, mode int) (string, string) {
 		return StepRestart, DisruptionRestartUnit
 	case has(KindUnit, ChangeStart):
 		return StepStart, DisruptionNone
+	case has(KindUnit, ChangeReload):
+		// The process reads its new files in place: keepalived keeps its
+		// VRRP state, so the VIP stays where it is.
+		return StepReload, DisruptionNone
 	case has(KindUnit, ChangeUpdate), has(KindTask, ChangeRun), has(KindTask, ChangeUpdate):
 		return StepApply, DisruptionNone
 	case has(KindVolume, ChangeCreate):

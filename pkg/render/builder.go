@@ -30,11 +30,14 @@ type builder struct {
 // reloads by itself when they change (leaf certificates and their keys):
 // the hash covers only the certificate's identity (issuer, subject, SANs),
 // so a renewal rewrites the files without restarting the unit, while a new
-// name or CA still does.
+// name or CA still does. rereads are files the process reads again on
+// SIGHUP: they are left out of the InputHash and make up the ReloadHash, so
+// a change to them alone reloads the unit instead of restarting it.
 type pendingUnit struct {
 	unit     api.Unit
 	reads    []string
 	reloads  []string
+	rereads  []string
 	extra    []string
 	hashArgv []string
 }
@@ -65,6 +68,13 @@ func (b *builder) reloading(paths ...string) {
 	u.reloads = append(u.reloads, paths...)
 }
 
+// unitRereading adds a unit that reads the files in rereads again when it
+// gets SIGHUP: they make up its ReloadHash, not its InputHash; the part of
+// them a reload must not take (it restarts the unit) goes in extra.
+func (b *builder) unitRereading(u api.Unit, reads, rereads []string, extra ...string) {
+	b.units = append(b.units, pendingUnit{unit: u, reads: reads, rereads: rereads, extra: extra})
+}
+
 func (b *builder) task(t api.Task, reads ...string) {
 	b.tasks = append(b.tasks, pendingTask{task: t, reads: reads})
 }
@@ -86,7 +96,12 @@ func (b *builder) finish() (*api.NodeState, error) {
 		}
 		u := p.unit
 		u.InputHash = h
-		u.Inputs = sortedCopy(p.reads)
+		u.Inputs = sortedCopy(append(slices.Clone(p.reads), p.rereads...))
+		if len(p.rereads) > 0 {
+			if u.ReloadHash, err = b.inputHash(nil, nil, p.rereads, nil); err != nil {
+				return nil, fmt.Errorf("render unit %s: %w", p.unit.Name, err)
+			}
+		}
 		ns.Units = append(ns.Units, u)
 	}
 	sort.Slice(ns.Units, func(i, j int) bool { return ns.Units[i].Name < ns.Units[j].Name })

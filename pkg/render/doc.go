@@ -7,7 +7,9 @@
 // Each node's state holds only its own keys; cluster-wide signing keys
 // (cluster CA, service-account key) go to control planes only. Every unit and
 // task carries an input hash over its argv, environment and the content of
-// every file it reads, so the agent restarts exactly what an edit affects.
+// every file it reads, so the agent restarts exactly what an edit affects. A
+// unit that reads a file again on SIGHUP (keepalived, for its unicast peers)
+// has that file in a reload hash instead, and the agent reloads it.
 //
 // Every item also carries a Reason (what it is: a certificate's subject and
 // SANs, a kubeconfig's user and server) and units and tasks the Inputs their

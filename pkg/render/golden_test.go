@@ -138,6 +138,9 @@ func summary(ns *api.NodeState) string {
 		}
 		writeArgv(&w, u.Argv)
 		fmt.Fprintf(&w, "  inputHash: %s\n", u.InputHash)
+		if u.ReloadHash != "" {
+			fmt.Fprintf(&w, "  reloadHash: %s\n", u.ReloadHash)
+		}
 	}
 	for _, tk := range ns.Tasks {
 		fmt.Fprintf(&w, "\ntask %s\n", tk.Name)

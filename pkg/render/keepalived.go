@@ -60,13 +60,25 @@ func (r *renderer) healthCommand() string {
 }
 
 // keepalived renders the VRRP instance that holds the API VIP and its unit.
+// keepalived reads its configuration again on SIGHUP and keeps the state of
+// the VRRP instances that are still configured (the VIP stays where it is):
+// a change of the unicast peers alone (a scale, a replace), which reaches
+// every control plane at once, reloads it rather than restarting it, since
+// restarting all of them together would leave nobody holding the VIP for
+// seconds. Every other change to the configuration (the VIP, its
+// interface, the health check) is in the input hash and restarts it, one
+// control plane at a time with the VIP handed over (the spec rollout).
 func (r *renderer) keepalived(b *builder, m api.ClusterNode) error {
-	conf, err := r.keepalivedConfig(m)
+	conf, err := r.keepalivedConfig(m, r.unicastPeers(m))
+	if err != nil {
+		return err
+	}
+	restarts, err := r.keepalivedConfig(m, nil)
 	if err != nil {
 		return err
 	}
 	b.file(r.l.KeepalivedConfig, modeConfig, conf, false, r.keepalivedReason(m))
-	b.unit(api.Unit{
+	b.unitRereading(api.Unit{
 		Name:   r.l.UnitKeepalived,
 		Reason: "keepalived holding the API VIP",
 		Argv: []string{
@@ -79,15 +91,28 @@ func (r *renderer) keepalived(b *builder, m api.ClusterNode) error {
 			"--vrrp_pid=" + path.Join(r.opts.RunDir, r.l.KeepalivedVRRPPID),
 		},
 		Restart: api.RestartAlways,
-	}, []string{r.l.KeepalivedConfig})
+	}, nil, []string{r.l.KeepalivedConfig}, "keepalived configuration but its unicast peers", restarts)
 	return nil
 }
 
+// unicastPeers are the advertise addresses of the control planes other
+// than m, in spec order: keepalived's unicast_peer list on m.
+func (r *renderer) unicastPeers(m api.ClusterNode) []string {
+	var peers []string
+	for _, n := range r.c.Spec.ControlPlaneNodes {
+		if n.NodeID != m.NodeID {
+			peers = append(peers, n.AdvertiseAddress)
+		}
+	}
+	return peers
+}
+
 // keepalivedConfig is keepalived.conf for control plane m: instance kcore_api,
-// BACKUP with nopreempt, router id 40, advert 1 s, unicast to the other
-// control planes, the VIP as /24 on vipInterface, and (unless turned off) a
-// track script that moves the VIP away from a node whose API is not ready.
-func (r *renderer) keepalivedConfig(m api.ClusterNode) (string, error) {
+// BACKUP with nopreempt, router id 40, advert 1 s, unicast to peers (the
+// other control planes), the VIP as /24 on vipInterface, and (unless turned
+// off) a track script that moves the VIP away from a node whose API is not
+// ready.
+func (r *renderer) keepalivedConfig(m api.ClusterNode, peers []string) (string, error) {
 	ha := r.c.Spec.HighAvailability
 	if net.ParseIP(ha.VIPAddress).To4() == nil || ha.VIPInterface == "" {
 		return "", fmt.Errorf("render keepalived: vip %q on %q: %w", ha.VIPAddress, ha.VIPInterface, ErrInvalid)
@@ -122,10 +147,8 @@ func (r *renderer) keepalivedConfig(m api.ClusterNode) (string, error) {
 	p("    advert_int 1")
 	p("    unicast_src_ip %s", m.AdvertiseAddress)
 	p("    unicast_peer {")
-	for _, n := range r.c.Spec.ControlPlaneNodes {
-		if n.NodeID != m.NodeID {
-			p("        %s", n.AdvertiseAddress)
-		}
+	for _, addr := range peers {
+		p("        %s", addr)
 	}
 	p("    }")
 	p("    virtual_ipaddress {")

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"kcore.dev/kcore/pkg/api"
 )
 
 func TestPriority(t *testing.T) {
@@ -111,5 +113,54 @@ func TestVRRPFirewallLoads(t *testing.T) {
 	}
 	if got := strings.Count(string(out), "notrack"); got != 2 {
 		t.Fatalf("after two loads the table has %d notrack rules, want 2:\n%s", got, out)
+	}
+}
+
+// TestKeepalivedReloadsOnlyNewPeers: a new unicast peer list changes only
+// keepalived's ReloadHash (the agent reloads it, keeping the VIP); any
+// other change to its configuration (here the health check, the VIP
+// interface) changes its InputHash and restarts it.
+func TestKeepalivedReloadsOnlyNewPeers(t *testing.T) {
+	render := func(change func(c *api.KubernetesCluster)) *api.Unit {
+		t.Helper()
+		c := loadCluster(t, "lab")
+		change(c)
+		states, err := Render(c, fakeSecrets(c), testFacts(), Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return unitByName(states["node-105"], UnitKeepalived)
+	}
+	base := render(func(*api.KubernetesCluster) {})
+	if base.ReloadHash == "" || !slices.Contains(base.Inputs, KeepalivedConfigPath) {
+		t.Fatalf("keepalived: reload hash %q, inputs %v", base.ReloadHash, base.Inputs)
+	}
+	tests := []struct {
+		name    string
+		change  func(c *api.KubernetesCluster)
+		restart bool
+	}{
+		{"a peer replaced", func(c *api.KubernetesCluster) {
+			c.Spec.ControlPlaneNodes[len(c.Spec.ControlPlaneNodes)-1].AdvertiseAddress = "192.168.40.111"
+		}, false},
+		{"a peer added", func(c *api.KubernetesCluster) {
+			c.Spec.ControlPlaneNodes = append(c.Spec.ControlPlaneNodes, api.ClusterNode{NodeID: "node-111", AdvertiseAddress: "192.168.40.111", Iface: "enp6s0"})
+		}, false},
+		{"health check off", func(c *api.KubernetesCluster) {
+			off := false
+			c.Spec.HighAvailability.HealthCheck = &off
+		}, true},
+		{"VIP interface", func(c *api.KubernetesCluster) { c.Spec.HighAvailability.VIPInterface = "enp7s0" }, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := render(tt.change)
+			if got.ReloadHash == base.ReloadHash {
+				t.Fatal("the configuration changed but not the reload hash")
+			}
+			if restarted := got.InputHash != base.InputHash; restarted != tt.restart {
+				t.Fatalf("input hash changed: %t, want %t", restarted, tt.restart)
+			}
+		})
 	}
 }

@@ -161,6 +161,22 @@ func hashes(states map[string]*api.NodeState) map[string]string {
 	return out
 }
 
+// changedReloads lists the "node/unit"s whose ReloadHash alone differs:
+// the units a change reloads rather than restarts.
+func changedReloads(before, after map[string]*api.NodeState) []string {
+	var out []string
+	for id, ns := range after {
+		for _, u := range ns.Units {
+			if old := before[id]; old != nil && unitByName(old, u.Name) != nil &&
+				unitByName(old, u.Name).ReloadHash != u.ReloadHash && unitByName(old, u.Name).InputHash == u.InputHash {
+				out = append(out, id+"/"+u.Name)
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
 func changedHashes(before, after map[string]*api.NodeState) []string {
 	a, b := hashes(before), hashes(after)
 	var out []string
@@ -181,7 +197,7 @@ func changedHashes(before, after map[string]*api.NodeState) []string {
 // TestVIPChangeRestartsOnlyWhatReadsIt moves the VIP with real secrets kept in
 // step by Ensure: keepalived, kube-apiserver (new SANs), kubelet and the
 // admin-kubeconfig users change; etcd, controller-manager, scheduler and the
-// firewall do not.
+// firewall do not. keepalived restarts (a new VIP is not a reload).
 func TestVIPChangeRestartsOnlyWhatReadsIt(t *testing.T) {
 	c := loadCluster(t, "lab")
 	s := issueReal(t, c)
@@ -211,6 +227,9 @@ func TestVIPChangeRestartsOnlyWhatReadsIt(t *testing.T) {
 	}
 	if got := changedHashes(before, after); !slices.Equal(got, want) {
 		t.Fatalf("changed input hashes:\n got %v\nwant %v", got, want)
+	}
+	if got := changedReloads(before, after); len(got) > 0 {
+		t.Fatalf("reloaded, not restarted: %v", got)
 	}
 }
 

@@ -22,14 +22,15 @@ func TestScaleOutChangesOnlyWhatThePlanSays(t *testing.T) {
 	tests := []struct {
 		cluster string
 		want    []string
+		reloads []string
 	}{
-		// pkg/plan scale-out: keepalived restarts with the new unicast peers.
-		{"lab", []string{"node-105/kcore-keepalived", "node-107/kcore-keepalived"}},
-		{"lab-ha3", []string{"node-105/kcore-keepalived", "node-107/kcore-keepalived", "node-109/kcore-keepalived"}},
+		// pkg/plan scale-out: keepalived reloads the new unicast peers, no restart.
+		{"lab", nil, []string{"node-105/kcore-keepalived", "node-107/kcore-keepalived"}},
+		{"lab-ha3", nil, []string{"node-105/kcore-keepalived", "node-107/kcore-keepalived", "node-109/kcore-keepalived"}},
 		// Bridge mode: every member re-runs its routes task for the new /24s.
-		{"bridge", []string{"node-103/kcore-bridge-routes", "node-105/kcore-bridge-routes", "node-107/kcore-bridge-routes"}},
+		{"bridge", []string{"node-103/kcore-bridge-routes", "node-105/kcore-bridge-routes", "node-107/kcore-bridge-routes"}, nil},
 		// A one-node cluster grows past one member: CoreDNS goes to 2 replicas.
-		{"single", []string{"node-105/kcore-kubernetes-addons"}},
+		{"single", []string{"node-105/kcore-kubernetes-addons"}, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.cluster, func(t *testing.T) {
@@ -65,6 +66,9 @@ func TestScaleOutChangesOnlyWhatThePlanSays(t *testing.T) {
 			}
 			if !slices.Equal(got, tt.want) {
 				t.Fatalf("changed on existing members:\n got %v\nwant %v", got, tt.want)
+			}
+			if got := changedReloads(before, after); !slices.Equal(got, tt.reloads) {
+				t.Fatalf("reloaded on existing members:\n got %v\nwant %v", got, tt.reloads)
 			}
 		})
 	}

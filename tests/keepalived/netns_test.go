@@ -2,10 +2,15 @@ package keepalived
 
 import (
 	"fmt"
+	"net"
+	"os"
 	"os/exec"
+	goruntime "runtime"
 	"strings"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // run runs argv and fails the test with its output on error.
@@ -80,4 +85,61 @@ func (l *lab) waitHolder(t *testing.T, vip string, ok func(int) bool) int {
 	}
 	t.Fatalf("VIP %s never settled on exactly one acceptable node; last holders %v", vip, last)
 	return -1
+}
+
+// holdersNow is holders without running ip (a process per namespace is
+// slow on a loaded machine): each namespace's eth0 addresses are read from
+// a thread that enters it. A namespace that cannot be read counts as not
+// holding the VIP.
+func (l *lab) holdersNow(vip string) []int {
+	var out []int
+	for i, ns := range l.ns {
+		if addrs, err := eth0Addrs(ns); err == nil && containsIP(addrs, vip) {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// eth0Addrs lists eth0's addresses in network namespace ns. The thread
+// that enters ns is never unlocked, so it ends with its goroutine and no
+// other goroutine runs in ns.
+func eth0Addrs(ns string) ([]net.Addr, error) {
+	type result struct {
+		addrs []net.Addr
+		err   error
+	}
+	ch := make(chan result, 1)
+	go func() {
+		goruntime.LockOSThread()
+		f, err := os.Open("/run/netns/" + ns)
+		if err != nil {
+			ch <- result{err: err}
+			return
+		}
+		defer f.Close()
+		if err := unix.Setns(int(f.Fd()), unix.CLONE_NEWNET); err != nil {
+			ch <- result{err: fmt.Errorf("enter %s: %w", ns, err)}
+			return
+		}
+		ifc, err := net.InterfaceByName("eth0")
+		if err != nil {
+			ch <- result{err: err}
+			return
+		}
+		addrs, err := ifc.Addrs()
+		ch <- result{addrs, err}
+	}()
+	r := <-ch
+	return r.addrs, r.err
+}
+
+// containsIP reports whether addrs holds vip.
+func containsIP(addrs []net.Addr, vip string) bool {
+	for _, a := range addrs {
+		if n, ok := a.(*net.IPNet); ok && n.IP.String() == vip {
+			return true
+		}
+	}
+	return false
 }
