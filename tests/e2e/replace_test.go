@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -29,17 +30,10 @@ const (
 // (it is gone for good); `kctl kubernetes replace` swaps it for the spare
 // namespace in one plan. Throughout, /readyz is probed through the VIP at
 // 10 Hz; at the end etcd has three started voting members, none of them
-// the dead node, and Kubernetes lists exactly the three control planes.
-//
-// It runs only with KCORE_E2E_REPLACE=1: everything but the probe passes,
-// and the probe fails (one 5 s window in the run measured) because the
-// scale publishes the new keepalived peers to both staying control planes at
-// once and both restart keepalived together; until peer changes roll one
-// control plane at a time, make test would be red on it.
+// the dead node, and Kubernetes lists exactly the three control planes. The
+// staying control planes' agents reload keepalived with the new unicast
+// peers (SIGHUP) instead of restarting it, so the VIP stays held.
 func TestReplace(t *testing.T) {
-	if os.Getenv("KCORE_E2E_REPLACE") != "1" {
-		t.Skip("SKIP: runs only with KCORE_E2E_REPLACE=1: the VIP gap while keepalived restarts on both staying control planes at once is a known failure (docs/lab.md)")
-	}
 	l := startLab(t, true, "LAB_NODES=4", "LAB_WORKLOAD_CHECK=0")
 	eventually(t, "three started etcd members", time.Minute, func() error { return l.etcdMembers(3) })
 	eventually(t, "cluster ready", 2*time.Minute, l.healthy)
@@ -52,6 +46,7 @@ func TestReplace(t *testing.T) {
 		dead = "n2"
 	}
 	p := l.startProbeAt(t, vip, replaceProbeEvery)
+	start := time.Now()
 
 	killed := l.killNamespace(dead)
 	t.Logf("killed %d processes of %s", killed, nodeID(dead))
@@ -64,6 +59,9 @@ func TestReplace(t *testing.T) {
 		t.Fatalf("replace %s: %v\n%s", nodeID(dead), err, out)
 	}
 	t.Logf("replace:\n%s", out)
+	if !regexp.MustCompile(`keepalived +reload`).MatchString(out) {
+		t.Errorf("the replace plan does not reload the staying control planes' keepalived:\n%s", out)
+	}
 	for _, step := range []string{"remove-member", "add-member", "promote-member"} {
 		if !strings.Contains(out, step) {
 			t.Errorf("the replace plan lacks %s:\n%s", step, out)
@@ -91,6 +89,17 @@ func TestReplace(t *testing.T) {
 	eventually(t, "the node list is the three control planes", 3*time.Minute, func() error { return l.nodesReady(stay...) })
 	eventually(t, "cluster ready", 2*time.Minute, l.healthy)
 
+	// The staying control planes took their new peers by a reload: their
+	// agents reloaded keepalived and never started it again.
+	for _, n := range []string{"n1", map[string]string{"n2": "n3", "n3": "n2"}[dead]} {
+		if starts := l.unitStarts(t, n, "kcore-keepalived", start); len(starts) > 0 {
+			t.Errorf("%s's agent started keepalived again at %v: its new peers must be reloaded", nodeID(n), starts)
+		}
+		if !l.agentLogged(t, n, "reloaded unit", "kcore-keepalived", start) {
+			t.Errorf("%s's agent never reloaded keepalived with the new peers", nodeID(n))
+		}
+	}
+
 	windows, failed, total := p.stop()
 	t.Logf("probe: %d of %d /readyz through the VIP failed; failure windows %v", failed, total, windows)
 	for _, w := range windows {
@@ -98,6 +107,26 @@ func TestReplace(t *testing.T) {
 			t.Errorf("/readyz through the VIP failed for %s (> %s) during the replacement", w, replaceMaxGap)
 		}
 	}
+}
+
+// agentLogged reports whether node n's agent logged msg for unit since from.
+func (l *lab) agentLogged(t *testing.T, n, msg, unit string, from time.Time) bool {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(l.dir, "log", "agent-"+n+".log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	re := regexp.MustCompile(`^time=(\S+) .*msg="` + regexp.QuoteMeta(msg) + `".* unit=` + regexp.QuoteMeta(unit) + `( |$)`)
+	for _, line := range strings.Split(string(raw), "\n") {
+		m := re.FindStringSubmatch(line)
+		if m == nil {
+			continue
+		}
+		if at, err := time.Parse(time.RFC3339Nano, m[1]); err == nil && !at.Before(from) {
+			return true
+		}
+	}
+	return false
 }
 
 // killNamespace SIGKILLs every process in node n's network namespace (its
