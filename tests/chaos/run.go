@@ -23,6 +23,10 @@ const (
 	// MinAcked is the fewest acknowledged writes a run must record: fewer
 	// means the clients were starved and the check would say little.
 	MinAcked = 20
+	// MinAckedWait bounds how long the clients keep working after the
+	// last fault healed when they have not had MinAcked writes
+	// acknowledged yet (a loaded machine slows them, not the faults).
+	MinAckedWait = 30 * time.Second
 	// requestTimeout bounds one request to one replica inside an
 	// operation (a paused replica costs at most this before the client
 	// tries another).
@@ -107,6 +111,14 @@ func Run(t *testing.T, seed uint64, n int) {
 		t.Logf("%s: %s", label, f)
 		inject(c, f, func(i int) { prober.probe(ctx, i) }, t.Logf)
 	}
+	// The faults are healed; the clients go on until enough writes were
+	// acknowledged for the check to mean something, at most MinAckedWait.
+	_ = harness.Poll(MinAckedWait, func() error {
+		if n := acked(rec.History()); n < MinAcked {
+			return fmt.Errorf("%d acknowledged writes", n)
+		}
+		return nil
+	})
 	cancel()
 	wg.Wait()
 
