@@ -32,6 +32,10 @@ func labNodes() []labNode {
 	return []labNode{{"lab-n1", "n1", "10.77.0.11"}, {"lab-n2", "n2", "10.77.0.12"}, {"lab-n3", "n3", "10.77.0.13"}}
 }
 
+// labNetns is the network namespace scripts/lab.sh makes for the node
+// named name.
+func labNetns(name string) string { return "kcore-lab-" + name }
+
 // k8sBinaries are what the lab runs from the cache.
 func k8sBinaries() []string {
 	return []string{"etcd", "etcdctl", "etcdutl", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubelet", "kube-proxy", "kubectl", "containerd", "containerd-shim-runc-v2"}
@@ -137,30 +141,43 @@ func (l *lab) script(timeout time.Duration, env []string, args ...string) (strin
 	return string(out), err
 }
 
-// down removes the lab; on failure it first logs the lab's logs' tails.
+// down removes the lab; on failure it first keeps the lab's logs.
 func (l *lab) down() {
 	if l.t.Failed() {
-		l.dumpLogs()
+		l.keepLogs()
 	}
 	if out, err := l.script(2*time.Minute, nil, "down"); err != nil {
 		l.t.Errorf("scripts/lab.sh down: %v\n%s", err, out)
 	}
 }
 
-func (l *lab) dumpLogs() {
+// keptLogsDir is where a failed lab's logs are copied, under the system's
+// temporary directory, and kept after the test.
+const keptLogsDir = "kcore-e2e-logs"
+
+// keepLogs copies the controllers', agents' and units' logs of a failed lab
+// to a directory that outlives the test and names it in one line, so a
+// failed scenario's own messages stay the last lines before its FAIL.
+func (l *lab) keepLogs() {
+	dir := filepath.Join(os.TempDir(), keptLogsDir, l.t.Name()+"-"+time.Now().UTC().Format("20060102T150405Z"))
 	files, _ := filepath.Glob(filepath.Join(l.dir, "log", "*.log"))
 	more, _ := filepath.Glob(filepath.Join(l.dir, "n*", "var", "log", "kcore", "*.log"))
-	for _, f := range append(files, more...) {
+	kept := 0
+	for _, f := range append(append(files, more...), l.log) {
+		rel, err := filepath.Rel(l.dir, f)
+		if err != nil || strings.HasPrefix(rel, "..") {
+			rel = filepath.Base(f)
+		}
 		data, err := os.ReadFile(f)
 		if err != nil {
 			continue
 		}
-		lines := strings.Split(strings.TrimSpace(string(data)), "\n")
-		if len(lines) > 15 {
-			lines = lines[len(lines)-15:]
+		dst := filepath.Join(dir, rel)
+		if os.MkdirAll(filepath.Dir(dst), 0o755) == nil && os.WriteFile(dst, data, 0o644) == nil {
+			kept++
 		}
-		l.t.Logf("--- tail of %s\n%s", f, strings.Join(lines, "\n"))
 	}
+	l.t.Logf("the failed lab's %d log files are kept in %s", kept, dir)
 }
 
 // run runs a command with a timeout and returns its standard output.
@@ -263,7 +280,7 @@ func vipHolders() ([]string, error) { return addrHolders(vip) }
 func addrHolders(addr string) ([]string, error) {
 	var out []string
 	for _, n := range labNodes() {
-		addrs, err := run(5*time.Second, nil, "ip", "-n", "kcore-lab-"+n.name, "-br", "addr", "show", "eth0")
+		addrs, err := run(5*time.Second, nil, "ip", "-n", labNetns(n.name), "-br", "addr", "show", "eth0")
 		if err != nil {
 			return nil, err
 		}
