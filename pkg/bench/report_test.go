@@ -34,7 +34,7 @@ func TestFigureReferenceAndTarget(t *testing.T) {
 	if *f.Ratio != 0.5 || *f.Met {
 		t.Errorf("ratio %v met %v, want 0.5 false", *f.Ratio, *f.Met)
 	}
-	nm := notMeasured("5b", "vip", "needs the lab (issue 6)").withTarget("< 4 s", true)
+	nm := notMeasured("5b", "vip", "needs the lab").withTarget("< 4 s", true)
 	if nm.Met != nil || nm.Value != nil {
 		t.Errorf("a row without a value has met %v value %v, want both nil", nm.Met, nm.Value)
 	}
@@ -42,7 +42,7 @@ func TestFigureReferenceAndTarget(t *testing.T) {
 	if err := (Report{Figures: []Figure{f, nm}}).PrintTable(&b); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"200 writes/s [100-300] n=3", "400 writes/s (etcd)", "NO", "not measured: needs the lab (issue 6)"} {
+	for _, want := range []string{"200 writes/s [100-300] n=3", "400 writes/s (etcd)", "NO", "not measured: needs the lab"} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("table lacks %q:\n%s", want, b.String())
 		}

@@ -11,7 +11,7 @@ import (
 	"time"
 )
 
-// TestRestore is the quorum-loss drill of issue 8: on a ready lab, write a
+// TestRestore is the quorum-loss drill: on a ready lab, write a
 // ConfigMap, take an etcd snapshot with kctl, write a second ConfigMap,
 // then wipe etcd's data on two of the three control planes so etcd loses
 // quorum and the API cannot write. kctl kubernetes etcd restore --yes --wait

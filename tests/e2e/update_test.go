@@ -28,7 +28,7 @@ const (
 // advertisements (advert_int 1) plus the skew time, under one second.
 const vrrpBound = 3600 * time.Millisecond
 
-// TestRollingUpgrade is issue #8's lab scenario: the cluster is created on
+// TestRollingUpgrade is the upgrade drill: the cluster is created on
 // v1.36.3; a ClusterUpdate to v1.37.2 whose new kube-apiserver is broken on
 // one node pauses on that node with the cluster degraded naming it, and a
 // rollback returns it; then a real one-at-a-time upgrade of the three
