@@ -9,29 +9,8 @@ import (
 // Kubeconfig renders a kubeconfig with one cluster, one user and one context,
 // the credentials inline. server is an https URL or host:port.
 func Kubeconfig(cluster, server string, caPEM []byte, user string, client KeyPair) string {
-	if !strings.Contains(server, "://") {
-		server = "https://" + server
-	}
 	b64 := base64.StdEncoding.EncodeToString
-	return fmt.Sprintf(`apiVersion: v1
-kind: Config
-clusters:
-- name: %[1]s
-  cluster:
-    server: %[2]s
-    certificate-authority-data: %[3]s
-users:
-- name: %[4]s
-  user:
-    client-certificate-data: %[5]s
-    client-key-data: %[6]s
-contexts:
-- name: %[4]s@%[1]s
-  context:
-    cluster: %[1]s
-    user: %[4]s
-current-context: %[4]s@%[1]s
-`, cluster, server, b64(caPEM), user, b64(client.CertPEM), b64(client.KeyPEM))
+	return kubeconfig(cluster, server, user, "-data", b64(caPEM), b64(client.CertPEM), b64(client.KeyPEM))
 }
 
 // KubeconfigFiles renders a kubeconfig like Kubeconfig whose credentials are
@@ -43,6 +22,12 @@ current-context: %[4]s@%[1]s
 // absolute: client-go resolves relative ones against the kubeconfig's
 // directory.
 func KubeconfigFiles(cluster, server, caFile, user, certFile, keyFile string) string {
+	return kubeconfig(cluster, server, user, "", caFile, certFile, keyFile)
+}
+
+// kubeconfig is the one kubeconfig writer: the credentials' keys end in
+// suffix ("-data" for inline base64, "" for file paths).
+func kubeconfig(cluster, server, user, suffix, ca, cert, key string) string {
 	if !strings.Contains(server, "://") {
 		server = "https://" + server
 	}
@@ -52,17 +37,17 @@ clusters:
 - name: %[1]s
   cluster:
     server: %[2]s
-    certificate-authority: %[3]s
+    certificate-authority%[7]s: %[3]s
 users:
 - name: %[4]s
   user:
-    client-certificate: %[5]s
-    client-key: %[6]s
+    client-certificate%[7]s: %[5]s
+    client-key%[7]s: %[6]s
 contexts:
 - name: %[4]s@%[1]s
   context:
     cluster: %[1]s
     user: %[4]s
 current-context: %[4]s@%[1]s
-`, cluster, server, caFile, user, certFile, keyFile)
+`, cluster, server, ca, user, cert, key, suffix)
 }
