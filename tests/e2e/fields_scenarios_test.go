@@ -190,7 +190,7 @@ func certHasIP(path, ip string) error {
 func holdersOf(addr string) ([]string, error) {
 	var out []string
 	for _, n := range labNodes() {
-		addrs, err := run(5*time.Second, nil, "ip", "-n", "kcore-lab-"+n.name, "-br", "addr", "show", "eth0")
+		addrs, err := run(5*time.Second, nil, "ip", "-n", labNetns(n.name), "-br", "addr", "show", "eth0")
 		if err != nil {
 			return nil, err
 		}

@@ -242,7 +242,7 @@ func testDelete(t *testing.T, l *lab) {
 		if len(s.Units) != 0 {
 			t.Errorf("%s: units left after delete: %v", n.id, s.Units)
 		}
-		pids, err := run(5*time.Second, nil, "ip", "netns", "pids", "kcore-lab-"+n.name)
+		pids, err := run(5*time.Second, nil, "ip", "netns", "pids", labNetns(n.name))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -31,7 +31,7 @@ const (
 // uncordoning.
 func testMirrorUnreachable(t *testing.T, l *lab) {
 	cut := l.node(mirrorCutNode)
-	ns := "kcore-lab-" + cut.name
+	ns := labNetns(cut.name)
 	t.Cleanup(func() {
 		_, _ = run(10*time.Second, nil, "ip", "netns", "exec", ns, "nft", "delete", "table", "inet", mirrorNFTTable)
 		for _, n := range labNodes() {

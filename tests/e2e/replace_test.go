@@ -133,7 +133,7 @@ func (l *lab) agentLogged(t *testing.T, n, msg, unit string, from time.Time) boo
 // agent and every unit the agent started) and returns how many it killed.
 func (l *lab) killNamespace(n string) int {
 	l.t.Helper()
-	out, err := run(10*time.Second, nil, "ip", "netns", "pids", "kcore-lab-"+n)
+	out, err := run(10*time.Second, nil, "ip", "netns", "pids", labNetns(n))
 	if err != nil {
 		l.t.Fatal(err)
 	}

@@ -214,7 +214,7 @@ func (l *lab) waitServiceProgrammed(t *testing.T, namespace, name string, nodes 
 	ip = strings.TrimSpace(ip)
 	eventually(t, "kube-proxy on every node programmed "+namespace+"/"+name, workloadTimeout, func() error {
 		for _, n := range nodes {
-			rules, err := run(10*time.Second, nil, "ip", "netns", "exec", "kcore-lab-"+n.name, "iptables-save", "-t", "nat")
+			rules, err := run(10*time.Second, nil, "ip", "netns", "exec", labNetns(n.name), "iptables-save", "-t", "nat")
 			if err != nil {
 				return err
 			}
