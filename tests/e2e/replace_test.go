@@ -29,8 +29,10 @@ const (
 // control plane that does not hold the VIP is SIGKILLed and its disk wiped
 // (it is gone for good); `kctl kubernetes replace` swaps it for the spare
 // namespace in one plan. Throughout, /readyz is probed through the VIP at
-// 10 Hz; at the end etcd has three started voting members, none of them
-// the dead node, and Kubernetes lists exactly the three control planes. The
+// 10 Hz and the cluster invariants are sampled on all four namespaces
+// (invariants_test.go); at the end etcd has three started voting members,
+// none of them the dead node, and Kubernetes lists exactly the three
+// control planes. The
 // staying control planes' agents reload keepalived with the new unicast
 // peers (SIGHUP) instead of restarting it, so the VIP stays held.
 func TestReplace(t *testing.T) {
@@ -46,6 +48,7 @@ func TestReplace(t *testing.T) {
 		dead = "n2"
 	}
 	p := l.startProbeAt(t, vip, replaceProbeEvery)
+	inv := l.startInvariants(t, append(labNodes(), labNode{"lab-n4", "n4", "10.77.0.14"})...)
 	start := time.Now()
 
 	killed := l.killNamespace(dead)
@@ -107,6 +110,7 @@ func TestReplace(t *testing.T) {
 			t.Errorf("/readyz through the VIP failed for %s (> %s) during the replacement", w, replaceMaxGap)
 		}
 	}
+	inv.check(t)
 }
 
 // agentLogged reports whether node n's agent logged msg for unit since from.
