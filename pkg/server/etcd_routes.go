@@ -124,30 +124,47 @@ func (s *Server) listEtcdSnapshots(c *call) (any, error) {
 	return out, nil
 }
 
+// restoreCASAttempts bounds how often restoreEtcd reads the cluster and
+// tries its compare-and-set: another write to the cluster (the
+// orchestrator's status) may commit between the read and the put.
+const restoreCASAttempts = 3
+
 // restoreEtcd answers POST /v1/clusters/{name}/etcd/restore: it records
 // the restore request in the cluster's status (CAS on the cluster) and sets
 // the phase to updating; the orchestrator does the restore. It refuses an
 // unknown snapshot, a cluster being deleted and a second restore while one
-// runs.
+// runs. When another write to the cluster got in between its read and its
+// put, it reads again and tries again (restoreCASAttempts in all), each
+// attempt under a request id of its own derived from the caller's, so a
+// retry of the whole call replays the same attempts.
 func (s *Server) restoreEtcd(c *call) (any, error) {
 	var req apiv1.EtcdRestoreRequest
 	if err := decodeStrict(c.r.Body, &req); err != nil {
 		return nil, err
 	}
-	kc, obj, err := s.storedCluster(c)
-	if err != nil {
-		return nil, err
+	reqID := c.clientReqID
+	for attempt := 1; ; attempt++ {
+		kc, obj, err := s.storedCluster(c)
+		if err != nil {
+			return nil, err
+		}
+		op, resp, err := restoreRequest(s.backend.State(), kc, obj, req.Snapshot, c.subject(), s.now())
+		if err != nil {
+			return nil, err
+		}
+		idx, err := s.applyAudited(c, op)
+		if errors.Is(err, store.ErrConflict) && attempt < restoreCASAttempts {
+			if reqID != "" {
+				c.clientReqID = fmt.Sprintf("%s.%d", reqID, attempt+1)
+			}
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		resp.Index = idx
+		return resp, nil
 	}
-	op, resp, err := restoreRequest(s.backend.State(), kc, obj, req.Snapshot, c.subject(), s.now())
-	if err != nil {
-		return nil, err
-	}
-	idx, err := s.applyAudited(c, op)
-	if err != nil {
-		return nil, err
-	}
-	resp.Index = idx
-	return resp, nil
 }
 
 // restoreRequest is the CAS put that records a restore of kc from snapshot

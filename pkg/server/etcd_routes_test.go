@@ -30,12 +30,25 @@ type localBackend struct {
 	mu    sync.Mutex
 	st    *store.State
 	index uint64
+	// interpose, while positive, commits a write of its own before the
+	// next command and counts down: the write a concurrent writer (the
+	// orchestrator) makes between a route's read and its put.
+	interpose int
+	// interposed is that write.
+	interposed store.Command
 }
 
 func (b *localBackend) State() *store.State { return b.st }
 func (b *localBackend) Apply(_ context.Context, cmd store.Command) (store.Result, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if b.interpose > 0 {
+		b.interpose--
+		b.index++
+		if res := b.st.Apply(b.index, b.interposed); res.Err != nil {
+			return res, nil
+		}
+	}
 	b.index++
 	return b.st.Apply(b.index, cmd), nil
 }
@@ -198,6 +211,51 @@ func TestEtcdRestoreRoute(t *testing.T) {
 	}
 	if bytes.Contains([]byte(body), []byte("content")) {
 		t.Fatalf("list holds content: %s", body)
+	}
+}
+
+// TestEtcdRestoreAfterConcurrentWrites: a status write that commits
+// between the route's read of the cluster and its put makes the route read
+// again and try again, the other write kept; it answers 409 only when
+// every one of its restoreCASAttempts attempts lost that race.
+func TestEtcdRestoreAfterConcurrentWrites(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		interpose int
+		want      int
+	}{
+		{"one write in between", 1, http.StatusOK},
+		{"a write before every attempt", restoreCASAttempts, http.StatusConflict},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEtcdRouteEnv(t, api.ClusterStatus{Phase: api.PhaseReady})
+			obj, _ := e.be.st.Get(api.KindKubernetesCluster, "lab")
+			var c api.KubernetesCluster
+			if err := json.Unmarshal(obj.Data, &c); err != nil {
+				t.Fatal(err)
+			}
+			c.Status.LastHealthCheck = "2026-12-02T04:00:00Z"
+			data, _ := json.Marshal(c)
+			e.be.interposed, _ = store.Put{Kind: api.KindKubernetesCluster, Name: "lab", Data: data}.Command()
+			e.be.interpose = tc.interpose
+			short := strings.TrimPrefix(e.snap, "lab/")
+			code, body := e.serve("alice", apiv1.RoleOperator, http.MethodPost, apiv1.EtcdRestorePath("lab"), `{"snapshot":"`+short+`"}`,
+				map[string]string{apiv1.HeaderRequestID: "restore-request-0001"})
+			if code != tc.want {
+				t.Fatalf("restore = %d %s, want %d", code, body, tc.want)
+			}
+			obj, _ = e.be.st.Get(api.KindKubernetesCluster, "lab")
+			var got api.KubernetesCluster
+			if err := json.Unmarshal(obj.Data, &got); err != nil {
+				t.Fatal(err)
+			}
+			if got.Status.LastHealthCheck != "2026-12-02T04:00:00Z" {
+				t.Errorf("the concurrent write was lost: last health check %q", got.Status.LastHealthCheck)
+			}
+			if restoring := got.Status.EtcdRestore != nil; restoring != (tc.want == http.StatusOK) {
+				t.Errorf("restore recorded = %v after %d", restoring, code)
+			}
+		})
 	}
 }
 
