@@ -28,6 +28,12 @@
 #   CONFORMANCE_TIMEOUT     ginkgo's timeout for the whole run (default 2h)
 #   CONFORMANCE_PROCS       ginkgo processes running tests at once (default 4;
 #                           1 runs them one at a time)
+#   CONFORMANCE_FLAKE_ATTEMPTS
+#                           attempts a test gets in all (default 2: a failed test
+#                           runs once more, as upstream's CI jobs do; one that
+#                           passes on its second attempt counts as passed and is
+#                           counted as flaky in the summary; 1 to 5, 1 never
+#                           retries)
 #   KCORE_LAB_DIR, KCORE_CACHE, KEEP as for scripts/lab.sh
 set -euo pipefail
 
@@ -38,6 +44,7 @@ REPORT_DIR=${CONFORMANCE_REPORT_DIR:-$REPO/bin/conformance}
 TIMEOUT=${CONFORMANCE_TIMEOUT:-2h}
 SKIP=${CONFORMANCE_SKIP:-}
 PROCS=${CONFORMANCE_PROCS:-4}
+ATTEMPTS=${CONFORMANCE_FLAKE_ATTEMPTS:-2}
 KEEP=${KEEP:-0}
 BRIDGE=kcore-lab0
 REGISTRY_ADDR=10.77.0.1:5000
@@ -61,6 +68,7 @@ die() { say "ERROR: $*"; exit 1; }
 [ "$(id -u)" -eq 0 ] || die "the lab needs root; run make conformance as root"
 
 [[ $PROCS =~ ^[1-9][0-9]?$ ]] || die "CONFORMANCE_PROCS must be 1 to 99, got $PROCS"
+[[ $ATTEMPTS =~ ^[1-5]$ ]] || die "CONFORMANCE_FLAKE_ATTEMPTS must be 1 to 5, got $ATTEMPTS"
 
 "$REPO/scripts/build-k8s.sh" --only e2e.test,ginkgo
 "$REPO/scripts/build-images.sh" --set conformance
@@ -83,10 +91,10 @@ trap cleanup EXIT
 
 mkdir -p "$REPORT_DIR"
 rm -f "$REPORT_DIR"/junit_*.xml
-say "ginkgo --procs $PROCS e2e.test --ginkgo.focus '$focus'${SKIP:+ --ginkgo.skip '$SKIP'} (report in $REPORT_DIR)"
+say "ginkgo --procs $PROCS --flake-attempts $ATTEMPTS e2e.test --ginkgo.focus '$focus'${SKIP:+ --ginkgo.skip '$SKIP'} (report in $REPORT_DIR)"
 t0=$SECONDS
 rc=0
-"$GINKGO" --procs "$PROCS" --timeout "$TIMEOUT" --no-color -v "$E2E" -- \
+"$GINKGO" --procs "$PROCS" --flake-attempts "$ATTEMPTS" --timeout "$TIMEOUT" --no-color -v "$E2E" -- \
   --kubeconfig "$LAB/n1/etc/kubernetes/admin.conf" --provider=skeleton \
   --kubectl-path "$CACHE/bin/current/kubectl" \
   --report-dir "$REPORT_DIR" --ginkgo.focus "$focus" ${SKIP:+--ginkgo.skip "$SKIP"} \
@@ -103,8 +111,14 @@ failed=$(count 'status="(failed|timedout|panicked|interrupted|aborted)"')
 # Specs the focus filtered out are "skipped"; a focused one that skipped itself
 # says why ("skipped - ...").
 skipped=$(count '<skipped message="skipped - ')
-printf 'conformance: %d passed, %d failed, %d skipped in %dm%02ds (JUnit %s)\n' \
-  "$passed" "$failed" "$skipped" $((elapsed / 60)) $((elapsed % 60)) "$junit"
+# ginkgo's summary names the specs that passed only on a later attempt.
+flaky=$(grep -oE '[0-9]+ Flaked' "$REPORT_DIR/e2e.log" | tail -n 1 | cut -d' ' -f1 || true)
+printf 'conformance: %d passed (%d of them flaky), %d failed, %d skipped in %dm%02ds (JUnit %s)\n' \
+  "$passed" "${flaky:-0}" "$failed" "$skipped" $((elapsed / 60)) $((elapsed % 60)) "$junit"
+if [ "${flaky:-0}" -gt 0 ]; then
+  say "flaky (failed, then passed on a later attempt):"
+  grep -A2 -E '\[FLAKEY TEST' "$REPORT_DIR/e2e.log" | sed 's/^/  /' >&2 || true
+fi
 if [ "$failed" -gt 0 ]; then
   say "failed:"
   grep -oE '<testcase name="[^"]*" classname="[^"]*" status="(failed|timedout|panicked|interrupted|aborted)"' "$junit" |
