@@ -188,6 +188,10 @@ type ClusterStatus struct {
 	Nodes []NodeStatus `json:"nodes,omitempty" yaml:"nodes,omitempty"`
 	// LastHealthCheck is when health was last checked, RFC 3339.
 	LastHealthCheck string `json:"lastHealthCheck,omitempty" yaml:"lastHealthCheck,omitempty"`
+	// HealthInterval is how often the leader that wrote LastHealthCheck
+	// checks health (its --health-interval, a Go duration), so a reader
+	// can tell a current status from a stale one (StaleFor).
+	HealthInterval string `json:"healthInterval,omitempty" yaml:"healthInterval,omitempty"`
 	// KubernetesVersion is the Kubernetes release the cluster runs, e.g.
 	// v1.37.2: recorded from the controller's --kubernetes-version when the
 	// cluster is created, moved only by a ClusterUpdate.

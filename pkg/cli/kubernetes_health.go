@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -18,6 +19,12 @@ type healthReport struct {
 	Cluster         string `json:"cluster"`
 	Phase           string `json:"phase"`
 	LastHealthCheck string `json:"lastHealthCheck,omitempty"`
+	// HealthInterval is how often the controllers check the cluster.
+	HealthInterval string `json:"healthInterval,omitempty"`
+	// StaleFor is how long no health pass has refreshed the status, when
+	// that is past the bound api.ClusterStatus.StaleFor sets: the phase is
+	// then what was true when it was last checked.
+	StaleFor string `json:"staleFor,omitempty"`
 	// Addons is the cluster's Addons condition, nil before its first check.
 	Addons *healthCheck  `json:"addons,omitempty"`
 	Checks []healthCheck `json:"checks"`
@@ -41,15 +48,19 @@ func newKubernetesHealthCmd(s Streams) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "health NAME",
 		Short: "Show what is wrong with a cluster, if anything; exit 0 only when ready",
-		Long: `Print the cluster's phase, whether its add-ons (CoreDNS and, when enabled,
+		Long: fmt.Sprintf(`Print the cluster's phase, whether its add-ons (CoreDNS and, when enabled,
 the local-path provisioner) are available and if not what blocks them (the
 pod, the node, an image that cannot be pulled, a crash loop, a sandbox or
 scheduling error), a count of its checks, and every check that is not ok:
 the cluster conditions, each member's readiness, and every item (file, unit,
 volume, task) each node agent last reported with its state and message.
 -v prints every check, ok or not; -o json or yaml prints them all with an
-"ok" field. Exits 0 only when the cluster's phase is ready, 1 otherwise, so
-scripts can gate on it.`,
+"ok" field. A status no health pass has refreshed for %d of the
+controllers' health intervals (at least %s) is stale: the controllers are
+down or without a leader, and the phase is what was true when it was last
+checked, so health says so and does not call the cluster ready. Exits 0 only
+when the cluster's phase is ready and current, 1 otherwise, so scripts can
+gate on it.`, api.StaleAfterPasses, api.MinStaleAfter),
 		Example: `  kctl kubernetes health lab
   kctl kubernetes health lab -v
   kctl kubernetes health lab -o json | jq '.checks[] | select(.ok | not)'
@@ -78,6 +89,9 @@ scripts can gate on it.`,
 			if rep.Phase != api.PhaseReady {
 				return &ExitError{Code: 1, Err: fmt.Errorf("cluster %q is %s, not ready", rep.Cluster, rep.Phase)}
 			}
+			if rep.StaleFor != "" {
+				return &ExitError{Code: 1, Err: fmt.Errorf("cluster %q was %s when last checked, %s ago: its status is stale", rep.Cluster, rep.Phase, rep.StaleFor)}
+			}
 			return nil
 		},
 	}
@@ -96,7 +110,11 @@ func collectHealth(cmd *cobra.Command, c *client.Client, name string) (healthRep
 	if err != nil {
 		return healthReport{}, fmt.Errorf("list node reports: %w", err)
 	}
-	rep := healthReport{Cluster: kc.Metadata.Name, Phase: orUnknown(kc.Status.Phase), LastHealthCheck: kc.Status.LastHealthCheck, Checks: []healthCheck{}}
+	rep := healthReport{Cluster: kc.Metadata.Name, Phase: orUnknown(kc.Status.Phase), LastHealthCheck: kc.Status.LastHealthCheck,
+		HealthInterval: kc.Status.HealthInterval, Checks: []healthCheck{}}
+	if d := kc.Status.StaleFor(time.Now()); d > 0 {
+		rep.StaleFor = d.Round(time.Second).String()
+	}
 	for _, cond := range kc.Status.Conditions {
 		ch := healthCheck{Node: "-", Component: "cluster", Check: cond.Type, State: cond.Status,
 			OK: cond.Status == "True", Last: cond.Since, Message: strings.TrimSpace(cond.Reason + " " + cond.Message)}
@@ -143,6 +161,12 @@ func printHealth(s Streams, rep healthReport, verbose bool) error {
 	if _, err := fmt.Fprintf(s.Out, "cluster %q: phase %s (last health check %s)\n%d checks, %d ok, %d not ok\n",
 		rep.Cluster, rep.Phase, orDash(rep.LastHealthCheck), len(rep.Checks), len(rep.Checks)-bad, bad); err != nil {
 		return err
+	}
+	if rep.StaleFor != "" {
+		if _, err := fmt.Fprintf(s.Out, "stale: no health check for %s (the controllers check every %s): the controllers are down or without a leader, and this is what was true then\n",
+			rep.StaleFor, rep.HealthInterval); err != nil {
+			return err
+		}
 	}
 	if err := printAddons(s, rep.Addons); err != nil {
 		return err

@@ -159,3 +159,31 @@ func TestDeleteWaitsUntilGone(t *testing.T) {
 		t.Fatalf("delete --wait = %v\n%s", r.err, r.out)
 	}
 }
+
+// staleReadyGrace is how long TestWaitIgnoresStaleReady gives --wait to
+// (wrongly) end after it printed a stale ready phase.
+const staleReadyGrace = time.Second
+
+// --wait does not end on a ready phase no health pass has refreshed for
+// longer than the staleness bound (the controllers' last word before they
+// went down), only on a current one.
+func TestWaitIgnoresStaleReady(t *testing.T) {
+	a := newApplyEnv(t)
+	lab := a.write("lab.yaml", labManifest(t))
+	done, out := a.applyAsync("kubernetes", "apply", "-f", lab, "--yes", "--wait")
+	a.waitFor("lab", api.PhaseBootstrapping)
+	old := time.Now().Add(-5 * time.Minute).UTC().Format(time.RFC3339)
+	a.setStatus("lab", api.ClusterStatus{Phase: api.PhaseReady, LastHealthCheck: old, HealthInterval: "10s"})
+	waitOutput(t, out, "phase bootstrapping → ready")
+	// The old follow returned at once after printing the phase: give it
+	// staleReadyGrace to do so.
+	select {
+	case r := <-done:
+		t.Fatalf("apply --wait ended on a stale ready status: err %v\n%s", r.err, r.out)
+	case <-time.After(staleReadyGrace):
+	}
+	a.setStatus("lab", api.ClusterStatus{Phase: api.PhaseReady, LastHealthCheck: time.Now().UTC().Format(time.RFC3339), HealthInterval: "10s"})
+	if r := <-done; r.err != nil || !strings.Contains(r.out, `cluster "lab" is ready`) {
+		t.Fatalf("apply --wait after a current ready status: err %v\n%s", r.err, r.out)
+	}
+}

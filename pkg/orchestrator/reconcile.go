@@ -149,6 +149,7 @@ func (o *Orchestrator) reconcile(ctx context.Context, name string, checkHealth b
 		}
 		status.Conditions = o.addonsCondition(ctx, kube, &c, rendered, h.API.OK, status.Conditions, now)
 		status.LastHealthCheck = now.UTC().Format(time.RFC3339)
+		status.HealthInterval = o.cfg.HealthInterval.String()
 	case !ob.allApplied && !isTrue(status.Conditions, CondBootstrapped):
 		for _, typ := range []string{CondEtcdHealthy, CondAPIReady} {
 			status.Conditions = setCondition(status.Conditions, api.Condition{

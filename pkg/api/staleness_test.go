@@ -1,0 +1,35 @@
+package api
+
+import (
+	"testing"
+	"time"
+)
+
+func TestStaleFor(t *testing.T) {
+	at := time.Date(2026, 12, 2, 7, 0, 0, 0, time.UTC)
+	st := func(every string) ClusterStatus {
+		return ClusterStatus{Phase: PhaseReady, LastHealthCheck: at.Format(time.RFC3339), HealthInterval: every}
+	}
+	for _, tc := range []struct {
+		name  string
+		s     ClusterStatus
+		after time.Duration
+		want  time.Duration
+	}{
+		{"just checked", st("10s"), time.Second, 0},
+		{"at the floor", st("10s"), MinStaleAfter, 0},
+		{"past the floor", st("10s"), MinStaleAfter + time.Second, MinStaleAfter + time.Second},
+		{"three passes of a long interval", st("30s"), 90 * time.Second, 0},
+		{"past three passes", st("30s"), 91 * time.Second, 91 * time.Second},
+		{"no interval recorded", st(""), time.Hour, 0},
+		{"bad interval", st("often"), time.Hour, 0},
+		{"zero interval", st("0s"), time.Hour, 0},
+		{"never checked", ClusterStatus{HealthInterval: "10s"}, time.Hour, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := tc.s.StaleFor(at.Add(tc.after)); got != tc.want {
+				t.Errorf("StaleFor(+%s) = %s, want %s", tc.after, got, tc.want)
+			}
+		})
+	}
+}
