@@ -59,8 +59,9 @@ refused.`
 // NewController returns kcore-controller's root command.
 func NewController(s Streams) *cobra.Command {
 	var (
-		cfg      controller.Config
-		logLevel string
+		cfg       controller.Config
+		logLevel  string
+		certGrace time.Duration
 	)
 	root := &cobra.Command{
 		Use:           "kcore-controller --pki-dir DIR --data-dir DIR --listen ADDR (--bootstrap | --join ADDR)",
@@ -72,6 +73,9 @@ func NewController(s Streams) *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			level, err := parseControllerLogLevel(logLevel)
 			if err != nil {
+				return err
+			}
+			if cfg.NodeCertGrace, err = nodeCertGrace(certGrace); err != nil {
 				return err
 			}
 			cfg.Logger = slog.New(slog.NewTextHandler(s.Err, &slog.HandlerOptions{Level: level}))
@@ -104,6 +108,7 @@ func NewController(s Streams) *cobra.Command {
 	f.DurationVar(&cfg.AddonGrace, "addon-grace", orchestrator.DefaultAddonGrace, "how long a ready cluster's add-ons (CoreDNS, the local-path provisioner) may stay unavailable before it turns degraded; becoming ready does not wait for them")
 	f.DurationVar(&cfg.DeleteTimeout, "delete-timeout", orchestrator.DefaultDeleteTimeout, "how long a cluster delete waits for nodes that heartbeat but do not report their teardown before its Teardown condition turns Stuck naming them; a delete with --force then finishes without them")
 	f.DurationVar(&cfg.NodeCertValidity, "node-cert-validity", apiv1.DefaultNodeCertValidity, "how long node certificates are valid (10m to 2160h); agents renew theirs at two thirds of it")
+	f.DurationVar(&certGrace, "node-cert-grace", server.DefaultNodeCertGrace, "how long after its expiry a node certificate may still renew itself (POST /v1/nodes/{id}/renew, the only call it is let in for), so an agent whose machine was off past --node-cert-validity recovers without a join token; only the node's current certificate renews, never a revoked or re-keyed one (1h to 2160h; 0 turns it off: an expired certificate then needs a re-key token)")
 	f.DurationVar(&cfg.Lifetime.Leaf, "leaf-validity", pki.DefaultLeafValidity, "how long the leaf certificates the controller issues are valid: its own server certificate and every cluster's (etcd, API server, kubelet, front proxy, admin kubeconfigs); each is renewed at two thirds of it (5m to 43800h; short values are for tests and the lab)")
 	f.DurationVar(&cfg.CertCheckInterval, "cert-check-interval", controller.DefaultCertCheckInterval, "how often a replica reloads its server.crt/server.key when they changed on disk and renews its own certificate when due")
 	f.StringVar((*string)(&cfg.RenderOptions.Profile), "render-profile", "", "kubelet settings profile of every rendered node: empty (production) or lab (cgroup v1, no QoS cgroups; see docs/lab.md)")
@@ -131,6 +136,18 @@ func newControllerVersionCmd(s Streams) *cobra.Command {
 			return err
 		},
 	}
+}
+
+// nodeCertGrace reads --node-cert-grace: 0 turns the grace off, a
+// negative value is refused, and controller.Config checks the bounds.
+func nodeCertGrace(d time.Duration) (time.Duration, error) {
+	switch {
+	case d == 0:
+		return server.NoNodeCertGrace, nil
+	case d < 0:
+		return 0, fmt.Errorf("parse --node-cert-grace %s: want 0 (off) or %s to %s", d, server.MinNodeCertGrace, server.MaxNodeCertGrace)
+	}
+	return d, nil
 }
 
 func parseControllerLogLevel(s string) (slog.Level, error) {

@@ -105,6 +105,11 @@ type Config struct {
 	// MinNodeCertValidity and MaxNodeCertValidity; 0 means
 	// apiv1.DefaultNodeCertValidity. Agents renew at two thirds of it.
 	NodeCertValidity time.Duration
+	// NodeCertGrace is how long after its expiry a node certificate may
+	// still renew itself, and do nothing else (server.Config.NodeCertGrace):
+	// 0 means server.DefaultNodeCertGrace, server.NoNodeCertGrace turns it
+	// off, otherwise server.MinNodeCertGrace to server.MaxNodeCertGrace.
+	NodeCertGrace time.Duration
 	// Lifetime is the leaf lifetime of the certificates the replica
 	// issues for itself (server.crt, renewed at two thirds of it) and the
 	// orchestrator for clusters; zero fields take pki's defaults, and a
@@ -147,6 +152,9 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if v := c.NodeCertValidity; v != 0 && (v < MinNodeCertValidity || v > MaxNodeCertValidity) {
 		return c, fmt.Errorf("config: --node-cert-validity %s: want %s to %s", v, MinNodeCertValidity, MaxNodeCertValidity)
+	}
+	if err := server.CheckNodeCertGrace(c.NodeCertGrace); err != nil {
+		return c, fmt.Errorf("config: --node-cert-grace: %w", err)
 	}
 	if err := c.Lifetime.Validate(); err != nil {
 		return c, fmt.Errorf("config: --leaf-validity: %w", err)

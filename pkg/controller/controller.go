@@ -207,6 +207,7 @@ func (c *Controller) open(creds credentials) error {
 		AuditRetention: cfg.AuditRetention,
 
 		NodeCertValidity: cfg.NodeCertValidity,
+		NodeCertGrace:    cfg.NodeCertGrace,
 
 		EtcdSnapshots: c.snapshotFiles(),
 	})

@@ -206,6 +206,12 @@ func (s *Server) applyAuditedOps(c *call, ops []store.Op) error {
 // again here, after the NodeIdentity index the change is based on was
 // read: a re-key committed since then fails the CAS, so a certificate that
 // a re-key revoked can never renew itself into a fresh one.
+//
+// An expired certificate gets here only within the grace (authorize), and
+// renews only when it is the node's current certificate, the one its
+// NodeIdentity records: revocations of expired certificates are pruned,
+// so the record, read with the index the CAS is based on, is what keeps a
+// re-keyed node's old certificate, or one already renewed, out.
 func (s *Server) renewNodeCert(c *call) (any, error) {
 	id := c.r.PathValue("id")
 	if c.role() != apiv1.RoleNode || c.subject() != id {
@@ -220,12 +226,26 @@ func (s *Server) renewNodeCert(c *call) (any, error) {
 			return nil, err
 		}
 	}
-	var expect uint64
+	var (
+		expect  uint64
+		current identityRecord
+	)
 	if cur, ok := s.backend.State().Get(apiv1.KindNodeIdentity, id); ok {
 		expect = cur.ModifyIndex
+		if err := json.Unmarshal(cur.Data, &current); err != nil {
+			return nil, fmt.Errorf("decode node identity: %w", err)
+		}
 	}
 	if c.id.Serial == "" || s.Revoked(c.id.Serial) {
 		return nil, newError(apiv1.CodeUnauthenticated, "the client certificate is revoked")
+	}
+	issuedBy := "renew"
+	if c.id.Expired {
+		if expect == 0 || current.Serial != c.id.Serial {
+			return nil, newError(apiv1.CodeUnauthenticated, "the client certificate expired and is not node %q's current certificate (renewed or re-keyed since): re-key the node with a join token", id)
+		}
+		issuedBy = "renew-expired"
+		s.log.Info("renewing an expired node certificate", "node", id, "serial", c.id.Serial, "expired", c.id.NotAfter, "via", c.id.Via)
 	}
 	live := 0
 	for _, cr := range s.credentials(apiv1.RoleNode, id) {
@@ -236,7 +256,7 @@ func (s *Server) renewNodeCert(c *call) (any, error) {
 	if live >= MaxLiveNodeCerts {
 		return nil, newError(apiv1.CodeConflict, "node %q holds %d unexpired certificates, the most allowed: renew once older ones expire, or re-key it", id, live)
 	}
-	kp, err := s.issueNode(c, nodeIssue{id: id, issuedBy: "renew", expect: expect})
+	kp, err := s.issueNode(c, nodeIssue{id: id, issuedBy: issuedBy, expect: expect})
 	if isCASFailure(err) {
 		return nil, newError(apiv1.CodeConflict, "node %q's certificates changed during the renewal: retry", id)
 	}

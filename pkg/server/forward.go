@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"time"
 
 	"kcore.dev/kcore/pkg/apiv1"
 )
@@ -57,6 +58,9 @@ func (s *Server) forward(c *call, addr string) error {
 		out.Header.Set(headerForwardSubject, c.id.Subject)
 		out.Header.Set(headerForwardRole, c.id.Role)
 		out.Header.Set(headerForwardSerial, c.id.Serial)
+		if !c.id.NotAfter.IsZero() {
+			out.Header.Set(headerForwardNotAfter, c.id.NotAfter.UTC().Format(time.RFC3339))
+		}
 	}
 	resp, err := s.forwarder.Do(out)
 	if err != nil {

@@ -87,7 +87,7 @@ func (s *Server) wrap(rt *route) http.Handler {
 }
 
 func (s *Server) serve(w *recorder, r *http.Request, rt *route) {
-	id, forwarded := identify(r)
+	id, forwarded := s.identify(r)
 	if !forwarded {
 		stripForwardHeaders(r)
 	}
@@ -142,9 +142,13 @@ func (s *Server) serve(w *recorder, r *http.Request, rt *route) {
 	s.finish(c, v, err)
 }
 
-// authorize applies the route's refusal for every role, the routing
-// table's role check and the own-node rule.
+// authorize refuses an expired certificate (see expiredRefusal), then
+// applies the route's refusal for every role, the routing table's role
+// check and the own-node rule.
 func (s *Server) authorize(c *call) error {
+	if err := s.expiredRefusal(c); err != nil {
+		return err
+	}
 	if c.rt.refuse != nil {
 		if err := c.rt.refuse(c); err != nil {
 			return err

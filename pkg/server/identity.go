@@ -1,7 +1,10 @@
 package server
 
 import (
+	"crypto/x509"
+	"encoding/json"
 	"net/http"
+	"time"
 
 	"kcore.dev/kcore/pkg/apiv1"
 )
@@ -13,6 +16,9 @@ const (
 	headerForwardSubject = "X-Kcore-Forwarded-Subject"
 	headerForwardRole    = "X-Kcore-Forwarded-Role"
 	headerForwardSerial  = "X-Kcore-Forwarded-Serial"
+	// headerForwardNotAfter is the caller's certificate's expiry (RFC
+	// 3339): the leader judges by its own clock whether it expired.
+	headerForwardNotAfter = "X-Kcore-Forwarded-Not-After"
 )
 
 // Identity is who made a request.
@@ -26,6 +32,12 @@ type Identity struct {
 	// Serial is the certificate's serial (lowercase hex), checked against
 	// the revocations on every request.
 	Serial string
+	// NotAfter is when the certificate expires; zero when unknown.
+	NotAfter time.Time
+	// Expired is set when the certificate had expired when the request
+	// came: a node certificate within the grace, which may only renew
+	// itself (see authorize).
+	Expired bool
 }
 
 // knownRole reports whether role is one the API grants anything to.
@@ -37,30 +49,72 @@ func knownRole(role string) bool {
 	return false
 }
 
-// identify returns the caller's identity from the verified client
-// certificate, or nil for an anonymous request. A request forwarded by
-// another replica carries the original caller in headers; forwarded is true
-// then (and the identity is nil when the original caller was anonymous).
-func identify(r *http.Request) (id *Identity, forwarded bool) {
-	if r.TLS == nil || len(r.TLS.VerifiedChains) == 0 || len(r.TLS.VerifiedChains[0]) == 0 {
+// identify returns the caller's identity from its client certificate, or
+// nil for an anonymous request. A request forwarded by another replica
+// carries the original caller in headers; forwarded is true then (and the
+// identity is nil when the original caller was anonymous).
+//
+// The certificate is the one Go's TLS stack verified, or else the one
+// ServerTLS's verifyConnection let through, verified again here against
+// the CA (a handler served behind a config that verifies nothing sees
+// only anonymous callers) and marked expired when it expired.
+func (s *Server) identify(r *http.Request) (id *Identity, forwarded bool) {
+	if r.TLS == nil {
 		return nil, false
 	}
-	cert := r.TLS.VerifiedChains[0][0]
-	peer := &Identity{Subject: cert.Subject.CommonName}
+	var (
+		cert    *x509.Certificate
+		expired bool
+	)
+	switch {
+	case len(r.TLS.VerifiedChains) > 0 && len(r.TLS.VerifiedChains[0]) > 0:
+		cert = r.TLS.VerifiedChains[0][0]
+	case len(r.TLS.PeerCertificates) > 0:
+		var err error
+		if expired, err = verifyClientCert(r.TLS.PeerCertificates, s.caPool, s.certNow(), s.nodeGrace); err != nil {
+			return nil, false
+		}
+		cert = r.TLS.PeerCertificates[0]
+	default:
+		return nil, false
+	}
+	peer := &Identity{Subject: cert.Subject.CommonName, Role: role(cert), NotAfter: cert.NotAfter, Expired: expired}
 	if cert.SerialNumber != nil {
 		peer.Serial = serialText(cert.SerialNumber)
 	}
-	if len(cert.Subject.Organization) > 0 {
-		peer.Role = cert.Subject.Organization[0]
-	}
-	if peer.Role != apiv1.RoleController || r.Header.Get(apiv1.HeaderForwarded) == "" {
+	if peer.Role != apiv1.RoleController || peer.Expired || r.Header.Get(apiv1.HeaderForwarded) == "" {
 		return peer, false
 	}
-	role := r.Header.Get(headerForwardRole)
-	if role == "" {
+	fwdRole := r.Header.Get(headerForwardRole)
+	if fwdRole == "" {
 		return nil, true
 	}
-	return &Identity{Subject: r.Header.Get(headerForwardSubject), Role: role, Via: peer.Subject, Serial: r.Header.Get(headerForwardSerial)}, true
+	id = &Identity{Subject: r.Header.Get(headerForwardSubject), Role: fwdRole, Via: peer.Subject, Serial: r.Header.Get(headerForwardSerial)}
+	s.forwardedExpiry(r, id)
+	return id, true
+}
+
+// forwardedExpiry sets a forwarded caller's NotAfter and Expired by this
+// replica's clock: from the follower's header, or, when the follower sent
+// none (a release before the header, which refused every expired
+// certificate), from the record of the certificate the controller issued.
+// An unreadable header counts as expired at an unknown time, which
+// nothing accepts.
+func (s *Server) forwardedExpiry(r *http.Request, id *Identity) {
+	if h := r.Header.Get(headerForwardNotAfter); h != "" {
+		t, err := time.Parse(time.RFC3339, h)
+		if err != nil {
+			id.Expired = true
+			return
+		}
+		id.NotAfter = t
+	} else if o, ok := s.backend.State().Get(apiv1.KindCredential, credentialPrefix(id.Role, id.Subject)+id.Serial); ok {
+		var rec credentialRecord
+		if json.Unmarshal(o.Data, &rec) == nil {
+			id.NotAfter, _ = time.Parse(time.RFC3339, rec.NotAfter)
+		}
+	}
+	id.Expired = !id.NotAfter.IsZero() && s.certNow().After(id.NotAfter)
 }
 
 // stripForwardHeaders removes forwarding headers a caller may have forged.
@@ -69,4 +123,5 @@ func stripForwardHeaders(r *http.Request) {
 	r.Header.Del(headerForwardSubject)
 	r.Header.Del(headerForwardRole)
 	r.Header.Del(headerForwardSerial)
+	r.Header.Del(headerForwardNotAfter)
 }

@@ -83,7 +83,7 @@ func (s *Server) Listener(ln net.Listener) net.Listener {
 func (s *Server) withBodyDeadline(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		d := s.limits.BodyTimeout
-		if r.TLS == nil || len(r.TLS.VerifiedChains) == 0 {
+		if r.TLS == nil || (len(r.TLS.VerifiedChains) == 0 && len(r.TLS.PeerCertificates) == 0) {
 			d = s.limits.AnonymousBodyTimeout
 		}
 		if err := http.NewResponseController(w).SetReadDeadline(time.Now().Add(d)); err != nil {

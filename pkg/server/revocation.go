@@ -1,8 +1,6 @@
 package server
 
 import (
-	"crypto/tls"
-	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -57,34 +55,12 @@ func (s *Server) Revoked(serial string) bool {
 	return ok
 }
 
-// verifyConnection refuses a TLS handshake whose client certificate is
-// revoked: the caller gets no HTTP answer at all.
-func (s *Server) verifyConnection(cs tls.ConnectionState) error {
-	if len(cs.PeerCertificates) == 0 {
-		return nil
-	}
-	if s.Revoked(serialText(cs.PeerCertificates[0].SerialNumber)) {
-		return ErrRevoked
-	}
-	return nil
-}
-
-// ServerTLS returns the API's server TLS config: TLS 1.3, this replica's
-// certificate, client certificates verified against the CA when given (the
-// routing table refuses requests without one, except POST /v1/join), and
-// every handshake checked against the replicated revocations.
-func (s *Server) ServerTLS(cert tls.Certificate, ca *x509.CertPool) *tls.Config {
-	cfg := baseServerTLS(cert, ca)
-	cfg.VerifyConnection = s.verifyConnection
-	return cfg
-}
-
 // refuseRevoked answers 401 to a request whose caller's certificate was
 // revoked after its connection was set up (a kept-alive connection, or a
 // request a follower forwarded), before the route sees it.
 func (s *Server) refuseRevoked(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if id, _ := identify(r); id != nil && id.Serial != "" && s.Revoked(id.Serial) {
+		if id, _ := s.identify(r); id != nil && id.Serial != "" && s.Revoked(id.Serial) {
 			writeError(w, newError(apiv1.CodeUnauthenticated, "the client certificate is revoked"))
 			return
 		}

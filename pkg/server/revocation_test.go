@@ -90,22 +90,32 @@ func TestNormalizeSerial(t *testing.T) {
 func TestVerifyConnectionRefusesRevoked(t *testing.T) {
 	now := time.Now()
 	s, be := newIdentityServer(t, now, 0)
-	put(t, be, apiv1.KindRevocation, "2a", revocationRecord{Serial: "2a"})
-	state := func(serial int64) tls.ConnectionState {
-		return tls.ConnectionState{PeerCertificates: []*x509.Certificate{{SerialNumber: big.NewInt(serial)}}}
+	state := func() (tls.ConnectionState, string) {
+		kp, err := s.ca.Issue(pki.CertRequest{CommonName: "n1", Organization: []string{apiv1.RoleNode}, Usage: pki.UsageClient, Validity: time.Hour}, now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := pki.ParseCert(kp.CertPEM)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tls.ConnectionState{PeerCertificates: []*x509.Certificate{c}}, serialText(c.SerialNumber)
 	}
-	if err := s.verifyConnection(state(42)); !errors.Is(err, ErrRevoked) {
-		t.Fatalf("revoked serial 0x2a: %v, want ErrRevoked", err)
+	revoked, serial := state()
+	put(t, be, apiv1.KindRevocation, serial, revocationRecord{Serial: serial})
+	if err := s.verifyConnection(revoked, s.caPool); !errors.Is(err, ErrRevoked) {
+		t.Fatalf("revoked serial: %v, want ErrRevoked", err)
 	}
-	if err := s.verifyConnection(state(43)); err != nil {
-		t.Fatalf("serial 0x2b: %v", err)
+	other, _ := state()
+	if err := s.verifyConnection(other, s.caPool); err != nil {
+		t.Fatalf("other serial: %v", err)
 	}
-	if err := s.verifyConnection(tls.ConnectionState{}); err != nil {
+	if err := s.verifyConnection(tls.ConnectionState{}, s.caPool); err != nil {
 		t.Fatalf("no client certificate: %v", err)
 	}
 	cfg := s.ServerTLS(tls.Certificate{}, x509.NewCertPool())
-	if cfg.VerifyConnection == nil || cfg.MinVersion != tls.VersionTLS13 {
-		t.Fatal("ServerTLS does not check revocations")
+	if cfg.VerifyConnection == nil || cfg.MinVersion != tls.VersionTLS13 || cfg.ClientAuth != tls.RequestClientCert {
+		t.Fatal("ServerTLS does not check client certificates itself")
 	}
 }
 

@@ -43,6 +43,9 @@ type route struct {
 	refuse func(*call) error
 	// ownNode limits role node to the node named by the {id} path value.
 	ownNode bool
+	// expiredNode lets a node whose certificate expired within the grace
+	// call the route for its own id (the renew route, and only it).
+	expiredNode bool
 	// mode says which replica answers.
 	mode consistency
 	// audit commits an audit entry for every call (refused calls with 403
@@ -79,7 +82,7 @@ func (s *Server) routes(reg *prometheus.Registry) []*route {
 		{pattern: "PUT /v1/nodes/{id}/facts", action: "report facts", roles: nodes, ownNode: true, mode: leaderWrite, audit: true, handle: s.putFacts},
 		{pattern: "POST /v1/nodes/{id}/heartbeat", action: "heartbeat", roles: nodes, ownNode: true, mode: leaderWrite, handle: s.heartbeat},
 		{pattern: "PUT /v1/nodes/{id}/report", action: "report applied state", roles: nodes, ownNode: true, mode: leaderWrite, audit: true, maxBody: MaxReportBody, handle: s.putReport},
-		{pattern: "POST /v1/nodes/{id}/renew", action: "renew node certificate", roles: nodes, ownNode: true, mode: leaderWrite, audit: true, handle: s.renewNodeCert},
+		{pattern: "POST /v1/nodes/{id}/renew", action: "renew node certificate", roles: nodes, ownNode: true, expiredNode: true, mode: leaderWrite, audit: true, handle: s.renewNodeCert},
 		{pattern: "POST /v1/join", action: "join", anonymous: true, mode: leaderWrite, audit: true, handle: s.join},
 		{pattern: "POST /v1/tokens", action: "create join token", mode: leaderWrite, audit: true, handle: s.createToken},
 		{pattern: "POST /v1/certs", action: "issue certificate", mode: leaderWrite, audit: true, handle: s.issueCert},
@@ -116,7 +119,7 @@ func (s *Server) buildMux(reg *prometheus.Registry) *http.ServeMux {
 		mux.Handle(rt.pattern, s.refuseRevoked(s.wrap(rt)))
 	}
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		id, forwarded := identify(r)
+		id, forwarded := s.identify(r)
 		anonymous := id == nil && !forwarded
 		if anonymous && !s.admitAnonymous(w, r, nil) {
 			return

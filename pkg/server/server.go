@@ -2,6 +2,7 @@ package server
 
 import (
 	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -50,6 +51,12 @@ type Config struct {
 	// are valid; 0 means apiv1.DefaultNodeCertValidity. Agents renew at two
 	// thirds of it.
 	NodeCertValidity time.Duration
+	// NodeCertGrace is how long after its expiry a node certificate may
+	// still renew itself through POST /v1/nodes/{id}/renew, and do nothing
+	// else: an agent whose machine was off past the validity recovers
+	// without a join token. 0 means DefaultNodeCertGrace; NoNodeCertGrace
+	// turns it off; otherwise MinNodeCertGrace to MaxNodeCertGrace.
+	NodeCertGrace time.Duration
 	// MaxRevocations bounds the revocation list; 0 means DefaultMaxRevocations.
 	MaxRevocations int
 	// Anonymous limits and summarises requests without a client certificate.
@@ -72,6 +79,14 @@ type Server struct {
 	validity time.Duration
 	// nodeValidity is the lifetime of node certificates.
 	nodeValidity time.Duration
+	// nodeGrace is how long an expired node certificate may renew itself
+	// (0 or less: not at all).
+	nodeGrace time.Duration
+	// caPool is the CA the client certificates are checked against.
+	caPool *x509.CertPool
+	// certNow is the clock client certificates are checked with: the
+	// system's, as Go's TLS stack uses, not Now.
+	certNow func() time.Time
 	// maxRevocations bounds the unexpired revocations kept.
 	maxRevocations int
 	forwarder      *http.Client
@@ -112,7 +127,16 @@ func New(cfg Config) (*Server, error) {
 		lastSeen:  map[string]time.Time{},
 
 		nodeValidity:   cfg.NodeCertValidity,
+		nodeGrace:      cfg.NodeCertGrace,
+		caPool:         cfg.CA.Pool(),
+		certNow:        time.Now,
 		maxRevocations: cfg.MaxRevocations,
+	}
+	if err := CheckNodeCertGrace(s.nodeGrace); err != nil {
+		return nil, fmt.Errorf("new server: %w", err)
+	}
+	if s.nodeGrace == 0 {
+		s.nodeGrace = DefaultNodeCertGrace
 	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)

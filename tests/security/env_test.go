@@ -45,6 +45,9 @@ func (c *clock) Advance(d time.Duration) {
 	c.now = c.now.Add(d)
 }
 
+// caAge is how long before a test starts its CA was made.
+const caAge = 100 * 24 * time.Hour
+
 // env is a cluster of replicas, each with an HTTPS API.
 type env struct {
 	t       *testing.T
@@ -81,7 +84,10 @@ func newEnvWith(t *testing.T, replicas int, opts envOptions) *env {
 	// The settable clock starts at the real time: issued certificates are
 	// checked against the real clock on every handshake.
 	now := time.Now().UTC().Truncate(time.Second)
-	ca, err := pki.NewCA("kcore-test", time.Now(), 24*time.Hour)
+	// The CA dates from before every certificate the tests back-date, so
+	// an expired node certificate still chains to a CA valid when it
+	// expired, as it does in a real cluster.
+	ca, err := pki.NewCA("kcore-test", time.Now().Add(-caAge), caAge+24*time.Hour)
 	if err != nil {
 		t.Fatal(err)
 	}
