@@ -91,6 +91,12 @@ func (s *Server) serve(w *recorder, r *http.Request, rt *route) {
 	if !forwarded {
 		stripForwardHeaders(r)
 	}
+	if id != nil && id.Expired && !forwarded {
+		// A connection whose certificate expired serves this one call:
+		// the client's next request makes a new handshake, with the
+		// renewed certificate (HTTP/2 gets a GOAWAY).
+		w.Header().Set("Connection", "close")
+	}
 	// A client without a certificate is limited and counted by the replica
 	// it reached; a forwarded one was already.
 	if id == nil && !forwarded && !s.admitAnonymous(w, r, rt) {

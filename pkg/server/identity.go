@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"crypto/x509"
 	"encoding/json"
 	"net/http"
@@ -59,6 +60,9 @@ func knownRole(role string) bool {
 // the CA (a handler served behind a config that verifies nothing sees
 // only anonymous callers) and marked expired when it expired.
 func (s *Server) identify(r *http.Request) (id *Identity, forwarded bool) {
+	if known, ok := r.Context().Value(identityKey{}).(identified); ok {
+		return known.id, known.forwarded
+	}
 	if r.TLS == nil {
 		return nil, false
 	}
@@ -115,6 +119,22 @@ func (s *Server) forwardedExpiry(r *http.Request, id *Identity) {
 		}
 	}
 	id.Expired = !id.NotAfter.IsZero() && s.certNow().After(id.NotAfter)
+}
+
+// identityKey is the request context key of the identity identify found.
+type identityKey struct{}
+
+// identified is what identify returned for a request.
+type identified struct {
+	id        *Identity
+	forwarded bool
+}
+
+// withIdentity returns r with its identity found once, so the handlers it
+// passes through do not verify the certificate again.
+func (s *Server) withIdentity(r *http.Request) *http.Request {
+	id, forwarded := s.identify(r)
+	return r.WithContext(context.WithValue(r.Context(), identityKey{}, identified{id: id, forwarded: forwarded}))
 }
 
 // stripForwardHeaders removes forwarding headers a caller may have forged.

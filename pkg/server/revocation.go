@@ -60,6 +60,7 @@ func (s *Server) Revoked(serial string) bool {
 // request a follower forwarded), before the route sees it.
 func (s *Server) refuseRevoked(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r = s.withIdentity(r)
 		if id, _ := s.identify(r); id != nil && id.Serial != "" && s.Revoked(id.Serial) {
 			writeError(w, newError(apiv1.CodeUnauthenticated, "the client certificate is revoked"))
 			return

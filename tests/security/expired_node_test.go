@@ -2,9 +2,11 @@ package security
 
 import (
 	"context"
+	"crypto/tls"
 	"io"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -255,4 +257,45 @@ func TestForwardedExpiredMark(t *testing.T) {
 	}
 	wantExpired(t, e.forwardedAs(e.clientFor(old), http.MethodGet, apiv1.NodePath("n1", "state"), forged))
 	e.renewed(old, e.leader(), "n1")
+}
+
+// TestExpiredNodeConnectionEnds: one HTTP/2 client, presenting whatever
+// certificate its source holds at each handshake, renews its expired
+// certificate and heartbeats at once, closing nothing itself: the API
+// ended the connection set up with the expired certificate, so the
+// heartbeat makes a new handshake with the renewed one (else the kept-alive
+// connection would be refused for good: the expired certificate is no
+// longer even the node's current one).
+func TestExpiredNodeConnectionEnds(t *testing.T) {
+	e := newEnv(t, 3)
+	for i, a := range []*apiserve.API{e.leader(), e.follower()} {
+		id := []string{"n1", "n2"}[i]
+		old := e.expiredNode(id, time.Hour)
+		var mu sync.Mutex
+		cur, err := tls.X509KeyPair(old.CertPEM, old.KeyPEM)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg := &tls.Config{RootCAs: e.ca.Pool(), MinVersion: tls.VersionTLS13, GetClientCertificate: func(*tls.CertificateRequestInfo) (*tls.Certificate, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			c := cur
+			return &c, nil
+		}}
+		tr := &http.Transport{TLSClientConfig: cfg, ForceAttemptHTTP2: true}
+		t.Cleanup(tr.CloseIdleConnections)
+		hc := &http.Client{Transport: tr, Timeout: time.Minute}
+		r := e.call(hc, a, http.MethodPost, apiv1.NodePath(id, "renew"), struct{}{})
+		want(t, r, http.StatusOK, "")
+		var cr apiv1.CertResponse
+		r.decode(t, &cr)
+		next, err := tls.X509KeyPair([]byte(cr.Cert), []byte(cr.Key))
+		if err != nil {
+			t.Fatal(err)
+		}
+		mu.Lock()
+		cur = next
+		mu.Unlock()
+		want(t, e.call(hc, a, http.MethodPost, apiv1.NodePath(id, "heartbeat"), struct{}{}), http.StatusOK, "")
+	}
 }
