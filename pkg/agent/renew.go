@@ -19,6 +19,12 @@ import (
 // the lifetime, so a 24h certificate is renewed 8h before it expires).
 const MinRenewGap = 30 * time.Second
 
+// LogCertExpired is the message the agent logs once when it starts with a
+// certificate that expired (the machine was off past its validity): the
+// controller lets such a certificate renew itself, and only that, within
+// its --node-cert-grace, so heartbeats and reports fail until then.
+const LogCertExpired = "the node certificate expired while the agent was not running; renewing it now"
+
 // Renewer is what the agent needs to renew its certificate (pkg/client's
 // *Client implements it). A Controller without it is never renewed.
 type Renewer interface {
@@ -92,6 +98,11 @@ func (a *Agent) renewLoop(ctx context.Context, ctl Controller, certs *CertSource
 	}
 	backoff := a.firstBackoff()
 	var last time.Time
+	expired := false
+	if leaf := certs.Leaf(); time.Now().After(leaf.NotAfter) {
+		expired = true
+		a.log().Warn(LogCertExpired, "expired", leaf.NotAfter, "serial", leaf.SerialNumber.Text(16))
+	}
 	for {
 		due := pki.RenewAt(certs.Leaf())
 		if !last.IsZero() && due.Before(last.Add(MinRenewGap)) {
@@ -107,6 +118,12 @@ func (a *Agent) renewLoop(ctx context.Context, ctl Controller, certs *CertSource
 		}
 		if ctx.Err() != nil {
 			return
+		}
+		if expired {
+			// Said once: a certificate past the grace, revoked or
+			// replaced by a re-key is refused for good.
+			expired = false
+			a.log().Error("renewing the expired node certificate failed: if the controller refuses it (expired longer ago than its --node-cert-grace, revoked, or the node was re-keyed), give the agent a re-key token (kctl node token create --node ID --rekey)", "err", err)
 		}
 		a.log().Warn("renew node certificate failed; retrying", "err", err, "in", backoff, "expires", certs.Leaf().NotAfter)
 		if !sleep(ctx, backoff) {

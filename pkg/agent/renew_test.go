@@ -1,12 +1,15 @@
 package agent
 
 import (
+	"bytes"
 	"context"
 	"crypto/x509"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -184,4 +187,71 @@ func jsonBytes(b []byte) string {
 		panic(err)
 	}
 	return string(out)
+}
+
+// logLines is a slog handler's output, safe to read while the agent logs.
+type logLines struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (l *logLines) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
+
+// count is how many lines hold s.
+func (l *logLines) count(s string) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return strings.Count(l.buf.String(), s)
+}
+
+// TestAgentRenewsAnExpiredCertificateAtOnce: an agent started with a
+// certificate that expired while the machine was off renews it at once
+// (its renewal time is long past), retrying a failed renewal, says once
+// that it expired and is being renewed, and keeps heartbeating.
+func TestAgentRenewsAnExpiredCertificateAtOnce(t *testing.T) {
+	root := t.TempDir()
+	ca := testCA(t)
+	old := issueNode(ca, "node-105", time.Now().Add(-72*time.Hour), 24*time.Hour)
+	if err := StoreCredentials(root, Credentials{Cert: old.CertPEM, Key: old.KeyPEM, CA: ca.CertPEM}); err != nil {
+		t.Fatal(err)
+	}
+	ctl := &renewingController{fakeController: newFakeController(), ca: ca, fail: 2}
+	sup := newSupervisor(t, root)
+	stopAll(t, sup)
+	logs := &logLines{}
+	a := &Agent{
+		NodeID: "node-105", Root: root,
+		Applier:           &Applier{Root: root, Runtime: sup, Runner: execrun.NewRecorder()},
+		Connect:           func(context.Context, Credentials, *CertSource) (Controller, error) { return ctl, nil },
+		Log:               slog.New(slog.NewTextHandler(logs, nil)),
+		HeartbeatInterval: 10 * time.Millisecond,
+		PollWait:          time.Hour,
+		BackoffMax:        20 * time.Millisecond,
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- a.Run(ctx) }()
+	waitFor(t, "one renewal after two failed attempts", func() bool { return len(ctl.renewals()) == 1 })
+	heartbeats := func() int {
+		ctl.fakeController.mu.Lock()
+		defer ctl.fakeController.mu.Unlock()
+		return ctl.fakeController.heartbeats
+	}
+	beats := heartbeats()
+	waitFor(t, "heartbeats after the renewal", func() bool { return heartbeats() > beats })
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if n := logs.count(LogCertExpired); n != 1 {
+		t.Fatalf("%d lines say the certificate expired, want 1:\n%s", n, logs.buf.String())
+	}
+	stored, _ := os.ReadFile(filepath.Join(root, CredentialsDir, "node.crt"))
+	if string(stored) != ctl.renewals()[0] {
+		t.Fatal("the renewed certificate is not stored")
+	}
 }

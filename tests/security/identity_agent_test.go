@@ -3,9 +3,11 @@ package security
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -130,3 +132,99 @@ func TestAgentRenewsOverTLS(t *testing.T) {
 		t.Fatalf("%d connects, want 1: renewal must not restart the agent", connects)
 	}
 }
+
+// TestAgentRenewsExpiredCertOverTLS runs a real agent, through a follower
+// that forwards its calls, with a certificate that expired three days ago
+// (the machine was off over a long weekend): it says once that the
+// certificate expired, renews it with no manual step, stores it, and its
+// heartbeats, refused while the certificate was expired, get through with
+// the new one, without a restart.
+func TestAgentRenewsExpiredCertOverTLS(t *testing.T) {
+	e := newEnv(t, 3)
+	old := e.expiredNode("n1", 3*24*time.Hour)
+	root := t.TempDir()
+	if err := agent.StoreCredentials(root, agent.Credentials{Cert: old.CertPEM, Key: old.KeyPEM, CA: e.ca.CertPEM}); err != nil {
+		t.Fatal(err)
+	}
+	sup, err := runtime.NewSupervisor(runtime.SupervisorConfig{Root: root})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sup.Close()
+	var (
+		mu       sync.Mutex
+		connects int
+	)
+	logs := &lockedLog{}
+	follower := e.follower()
+	a := &agent.Agent{
+		NodeID: "n1", Root: root,
+		Applier: &agent.Applier{Root: root, Runtime: sup, Runner: execrun.NewRecorder()},
+		Log:     slog.New(slog.NewTextHandler(logs, nil)),
+		Connect: func(_ context.Context, c agent.Credentials, certs *agent.CertSource) (agent.Controller, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			connects++
+			return client.New(client.Config{Addresses: []string{follower.Addr}, CA: c.CA, GetClientCertificate: certs.GetClientCertificate})
+		},
+		HeartbeatInterval: 50 * time.Millisecond,
+		PollWait:          time.Second,
+		BackoffMax:        100 * time.Millisecond,
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- a.Run(ctx) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	}()
+	e.c.Eventually(harness.DefaultTimeout, func() error {
+		c, err := os.ReadFile(filepath.Join(root, agent.CredentialsDir, "node.crt"))
+		if err != nil {
+			return err
+		}
+		if string(c) == string(old.CertPEM) {
+			return errors.New("not renewed yet")
+		}
+		return nil
+	})
+	// The expired certificate's heartbeats were refused: any heartbeat
+	// the leader saw came with the renewed one.
+	e.c.Eventually(harness.DefaultTimeout, func() error {
+		if _, ok := e.leader().Server.LastSeen("n1"); !ok {
+			return errors.New("no heartbeat got through")
+		}
+		return nil
+	})
+	if n := logs.count(agent.LogCertExpired); n != 1 {
+		t.Fatalf("%d log lines say the certificate expired, want 1:\n%s", n, logs.String())
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if connects != 1 {
+		t.Fatalf("%d connects, want 1: renewal must not restart the agent", connects)
+	}
+}
+
+// lockedLog collects log lines while the agent writes them.
+type lockedLog struct {
+	mu  sync.Mutex
+	buf strings.Builder
+}
+
+func (l *lockedLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
+
+func (l *lockedLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
+}
+
+// count is how many lines hold s.
+func (l *lockedLog) count(s string) int { return strings.Count(l.String(), s) }
