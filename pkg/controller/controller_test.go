@@ -10,12 +10,14 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"kcore.dev/kcore/pkg/apiv1"
 	"kcore.dev/kcore/pkg/pki"
 	"kcore.dev/kcore/pkg/secrets"
+	"kcore.dev/kcore/pkg/server"
 )
 
 // writePKI writes a replica's PKI directory as `kctl controller init` does.
@@ -291,5 +293,28 @@ func TestConfigDefaults(t *testing.T) {
 				t.Fatalf("raft %q key %q, want %q %q", got.RaftListen, got.EncryptionKeyFile, tt.raft, tt.key)
 			}
 		})
+	}
+}
+
+// TestNodeCertGraceBounds: --node-cert-grace is taken at its bounds, off
+// and by default, and refused just past the bounds with a message naming
+// the flag.
+func TestNodeCertGraceBounds(t *testing.T) {
+	for _, tt := range []struct {
+		grace time.Duration
+		ok    bool
+	}{
+		{0, true}, {server.NoNodeCertGrace, true},
+		{server.MinNodeCertGrace, true}, {server.MaxNodeCertGrace, true},
+		{server.MinNodeCertGrace - time.Nanosecond, false}, {server.MaxNodeCertGrace + time.Nanosecond, false},
+		{-time.Hour, false},
+	} {
+		_, err := Config{DataDir: "d", PKIDir: "p", Listen: ":7443", NodeCertGrace: tt.grace}.withDefaults()
+		if (err == nil) != tt.ok {
+			t.Fatalf("grace %s: err %v, want ok=%v", tt.grace, err, tt.ok)
+		}
+		if err != nil && (!errors.Is(err, server.ErrBadNodeCertGrace) || !strings.Contains(err.Error(), "--node-cert-grace")) {
+			t.Fatalf("grace %s: %v", tt.grace, err)
+		}
 	}
 }
