@@ -66,7 +66,9 @@ earlier certificate of the node, on every controller, at once.
 
 Node certificates are short-lived (the controller's --node-cert-validity,
 24h by default); a running agent renews its own at two thirds of the lifetime,
-so a token is needed only once per machine.
+and an agent whose machine was off past it renews the expired certificate at
+start, within the controller's --node-cert-grace (30 days by default), so a
+token is needed only once per machine.
 
 The agent verifies the controllers with the controller CA: --ca-out writes it
 to a file to copy to the node along with the token.`,

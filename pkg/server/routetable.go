@@ -28,6 +28,9 @@ type RouteInfo struct {
 	Anonymous bool
 	// OwnNode limits role node to the node named by {id}.
 	OwnNode bool
+	// ExpiredNode lets the node named by {id} in with a certificate that
+	// expired within the grace (Config.NodeCertGrace).
+	ExpiredNode bool
 	// Mode is ModeAnyReplica, ModeLeaderRead (any replica with ?stale=true)
 	// or ModeLeaderWrite.
 	Mode string
@@ -49,7 +52,7 @@ func RouteTable() []RouteInfo {
 	s := &Server{}
 	var out []RouteInfo
 	for _, rt := range s.routes(prometheus.NewRegistry()) {
-		ri := RouteInfo{Pattern: rt.pattern, Action: rt.action, Anonymous: rt.anonymous, OwnNode: rt.ownNode, Audit: rt.audit, MaxBody: DefaultMaxBody}
+		ri := RouteInfo{Pattern: rt.pattern, Action: rt.action, Anonymous: rt.anonymous, OwnNode: rt.ownNode, ExpiredNode: rt.expiredNode, Audit: rt.audit, MaxBody: DefaultMaxBody}
 		for _, role := range Roles() {
 			if rt.allows(role) {
 				ri.Roles = append(ri.Roles, role)

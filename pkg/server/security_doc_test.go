@@ -39,6 +39,9 @@ func routeTableMarkdown(routes []RouteInfo) string {
 			}
 			if cell == "yes" && r.OwnNode && role == "node" {
 				cell = "own id"
+				if r.ExpiredNode {
+					cell = "own id, even expired (grace)"
+				}
 			}
 			fmt.Fprintf(&b, " %s |", cell)
 		}
