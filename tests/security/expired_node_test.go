@@ -3,6 +3,7 @@ package security
 import (
 	"context"
 	"crypto/tls"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	"kcore.dev/kcore/pkg/pki"
 	"kcore.dev/kcore/pkg/server"
 	"kcore.dev/kcore/tests/apiserve"
+	"kcore.dev/kcore/tests/harness"
 )
 
 // expiredNode joins node id with the controller's clock set back, so the
@@ -40,7 +42,7 @@ func (e *env) expiredNode(id string, ago time.Duration) pki.KeyPair {
 // renewed calls node id's renew route at a with kp and returns the new pair.
 func (e *env) renewed(kp pki.KeyPair, a *apiserve.API, id string) pki.KeyPair {
 	e.t.Helper()
-	r := e.call(e.clientFor(kp), a, http.MethodPost, apiv1.NodePath(id, "renew"), struct{}{})
+	r := e.callSettled(e.clientFor(kp), a, http.MethodPost, apiv1.NodePath(id, "renew"), struct{}{})
 	want(e.t, r, http.StatusOK, "")
 	var cr apiv1.CertResponse
 	r.decode(e.t, &cr)
@@ -53,6 +55,21 @@ func (e *env) renewed(kp pki.KeyPair, a *apiserve.API, id string) pki.KeyPair {
 		e.t.Fatalf("renewed certificate for %s until %s", c.Subject.CommonName, c.NotAfter)
 	}
 	return out
+}
+
+// callSettled is call retried while the cluster has no leader (503), which
+// a loaded machine's election may cause in the middle of a test.
+func (e *env) callSettled(c *http.Client, a *apiserve.API, method, path string, body any) response {
+	e.t.Helper()
+	var r response
+	e.c.Eventually(harness.DefaultTimeout, func() error {
+		r = e.call(c, a, method, path, body)
+		if r.status == http.StatusServiceUnavailable {
+			return fmt.Errorf("%s %s: no leader: %s", method, path, r.body)
+		}
+		return nil
+	})
+	return r
 }
 
 // wantExpired checks r is the 401 an expired certificate gets.
@@ -84,10 +101,10 @@ func TestExpiredNodeCertRenewsItself(t *testing.T) {
 				fresh := e.renewed(old, a, id)
 				e.c.WaitCaughtUp()
 				for _, b := range e.apis() {
-					want(t, e.call(e.clientFor(fresh), b, http.MethodPost, apiv1.NodePath(id, "heartbeat"), struct{}{}), http.StatusOK, "")
-					want(t, e.call(e.clientFor(fresh), b, http.MethodGet, apiv1.NodePath(id, "state"), nil), http.StatusOK, "")
+					want(t, e.callSettled(e.clientFor(fresh), b, http.MethodPost, apiv1.NodePath(id, "heartbeat"), struct{}{}), http.StatusOK, "")
+					want(t, e.callSettled(e.clientFor(fresh), b, http.MethodGet, apiv1.NodePath(id, "state"), nil), http.StatusOK, "")
 				}
-				r := e.call(e.clientFor(old), a, http.MethodPost, apiv1.NodePath(id, "renew"), struct{}{})
+				r := e.callSettled(e.clientFor(old), a, http.MethodPost, apiv1.NodePath(id, "renew"), struct{}{})
 				want(t, r, http.StatusUnauthorized, apiv1.CodeUnauthenticated)
 				if msg := r.errorBody(t).Message; !strings.Contains(msg, "current") {
 					t.Fatalf("a second renewal with the expired certificate: %q", msg)
@@ -126,7 +143,7 @@ func TestExpiredNodeCertOnlyRenews(t *testing.T) {
 		method, path := routePath(ri.Pattern, "n1")
 		for _, a := range []*apiserve.API{e.leader(), e.follower()} {
 			t.Run(ri.Pattern+" at "+a.Addr, func(t *testing.T) {
-				wantExpired(t, e.call(e.clientFor(old), a, method, path, `{}`))
+				wantExpired(t, e.callSettled(e.clientFor(old), a, method, path, `{}`))
 			})
 		}
 	}
@@ -134,7 +151,7 @@ func TestExpiredNodeCertOnlyRenews(t *testing.T) {
 		t.Fatalf("only %d routes checked", routes)
 	}
 	for _, a := range []*apiserve.API{e.leader(), e.follower()} {
-		wantExpired(t, e.call(e.clientFor(old), a, http.MethodPost, apiv1.NodePath("n2", "renew"), struct{}{}))
+		wantExpired(t, e.callSettled(e.clientFor(old), a, http.MethodPost, apiv1.NodePath("n2", "renew"), struct{}{}))
 	}
 	if _, ok := e.c.WaitLeader().Node().State().Get(apiv1.KindNodeIdentity, "n2"); ok {
 		t.Fatal("a refused renewal created n2")
@@ -167,13 +184,13 @@ func TestExpiredNodeCertMustBeCurrent(t *testing.T) {
 	fresh := e.joined(rekey.Token, "n1")
 	e.c.WaitCaughtUp()
 	for _, a := range e.apis() {
-		r := e.call(e.clientFor(old), a, http.MethodPost, apiv1.NodePath("n1", "renew"), struct{}{})
+		r := e.callSettled(e.clientFor(old), a, http.MethodPost, apiv1.NodePath("n1", "renew"), struct{}{})
 		want(t, r, http.StatusUnauthorized, apiv1.CodeUnauthenticated)
 		if msg := r.errorBody(t).Message; !strings.Contains(msg, "current") {
 			t.Fatalf("renewal with a re-keyed node's old certificate: %q", msg)
 		}
 	}
-	want(t, e.call(e.clientFor(fresh), e.leader(), http.MethodGet, apiv1.NodePath("n1", "state"), nil), http.StatusOK, "")
+	want(t, e.callSettled(e.clientFor(fresh), e.leader(), http.MethodGet, apiv1.NodePath("n1", "state"), nil), http.StatusOK, "")
 
 	revoked := e.expiredNode("n2", time.Hour)
 	serial := serialOf(t, revoked)
@@ -285,7 +302,7 @@ func TestExpiredNodeConnectionEnds(t *testing.T) {
 		tr := &http.Transport{TLSClientConfig: cfg, ForceAttemptHTTP2: true}
 		t.Cleanup(tr.CloseIdleConnections)
 		hc := &http.Client{Transport: tr, Timeout: time.Minute}
-		r := e.call(hc, a, http.MethodPost, apiv1.NodePath(id, "renew"), struct{}{})
+		r := e.callSettled(hc, a, http.MethodPost, apiv1.NodePath(id, "renew"), struct{}{})
 		want(t, r, http.StatusOK, "")
 		var cr apiv1.CertResponse
 		r.decode(t, &cr)
@@ -296,6 +313,6 @@ func TestExpiredNodeConnectionEnds(t *testing.T) {
 		mu.Lock()
 		cur = next
 		mu.Unlock()
-		want(t, e.call(hc, a, http.MethodPost, apiv1.NodePath(id, "heartbeat"), struct{}{}), http.StatusOK, "")
+		want(t, e.callSettled(hc, a, http.MethodPost, apiv1.NodePath(id, "heartbeat"), struct{}{}), http.StatusOK, "")
 	}
 }
