@@ -56,7 +56,11 @@ func (s *Server) forward(c *call, addr string) error {
 	out.Header.Set(apiv1.HeaderForwarded, s.backend.ID())
 	if c.id != nil {
 		out.Header.Set(headerForwardSubject, c.id.Subject)
-		out.Header.Set(headerForwardRole, c.id.Role)
+		if c.id.Expired {
+			out.Header.Set(headerForwardExpiredRole, c.id.Role)
+		} else {
+			out.Header.Set(headerForwardRole, c.id.Role)
+		}
 		out.Header.Set(headerForwardSerial, c.id.Serial)
 		if !c.id.NotAfter.IsZero() {
 			out.Header.Set(headerForwardNotAfter, c.id.NotAfter.UTC().Format(time.RFC3339))

@@ -20,6 +20,12 @@ const (
 	// headerForwardNotAfter is the caller's certificate's expiry (RFC
 	// 3339): the leader judges by its own clock whether it expired.
 	headerForwardNotAfter = "X-Kcore-Forwarded-Not-After"
+	// headerForwardExpiredRole replaces headerForwardRole for a caller
+	// whose certificate expired: a leader that does not know it sees an
+	// anonymous caller, and one that does an expired identity, so the
+	// mark cannot be dropped, or ignored by an older leader, to gain
+	// access.
+	headerForwardExpiredRole = "X-Kcore-Forwarded-Expired-Role"
 )
 
 // Identity is who made a request.
@@ -89,12 +95,19 @@ func (s *Server) identify(r *http.Request) (id *Identity, forwarded bool) {
 	if peer.Role != apiv1.RoleController || peer.Expired || r.Header.Get(apiv1.HeaderForwarded) == "" {
 		return peer, false
 	}
-	fwdRole := r.Header.Get(headerForwardRole)
-	if fwdRole == "" {
+	fwdRole, expiredRole := r.Header.Get(headerForwardRole), r.Header.Get(headerForwardExpiredRole)
+	if fwdRole == "" && expiredRole == "" {
 		return nil, true
 	}
 	id = &Identity{Subject: r.Header.Get(headerForwardSubject), Role: fwdRole, Via: peer.Subject, Serial: r.Header.Get(headerForwardSerial)}
+	if fwdRole == "" {
+		id.Role = expiredRole
+	}
 	s.forwardedExpiry(r, id)
+	if fwdRole == "" {
+		// The follower found it expired: a later date cannot undo that.
+		id.Expired = true
+	}
 	return id, true
 }
 
@@ -144,4 +157,5 @@ func stripForwardHeaders(r *http.Request) {
 	r.Header.Del(headerForwardRole)
 	r.Header.Del(headerForwardSerial)
 	r.Header.Del(headerForwardNotAfter)
+	r.Header.Del(headerForwardExpiredRole)
 }

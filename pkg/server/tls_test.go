@@ -3,6 +3,7 @@ package server
 import (
 	"crypto/tls"
 	"crypto/x509"
+	"crypto/x509/pkix"
 	"errors"
 	"net/http"
 	"net/http/httptest"
@@ -165,5 +166,66 @@ func TestExpiredNodeCallsAtTheGraceBound(t *testing.T) {
 	w = call(bound, http.MethodPost, apiv1.NodePath("n1", "renew"))
 	if w.Code != http.StatusUnauthorized || !strings.Contains(w.Body.String(), "current") {
 		t.Fatalf("second renewal: %d %s", w.Code, w.Body)
+	}
+}
+
+// roundTripFunc is an http.RoundTripper from a function.
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// TestForwardedExpiredIdentity: a follower forwards an expired caller
+// under the expired-role header instead of the role header, so a leader
+// that knows the mark sees an expired identity (a later expiry date
+// cannot undo it) and one that does not sees an anonymous caller; the
+// headers are stripped from callers that are not controllers.
+func TestForwardedExpiredIdentity(t *testing.T) {
+	now := fixedNow()
+	s, _ := newIdentityServer(t, now, 0)
+	var sent http.Header
+	s.forwarder = &http.Client{Transport: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		sent = r.Header.Clone()
+		return &http.Response{StatusCode: http.StatusOK, Header: http.Header{}, Body: http.NoBody}, nil
+	})}
+	notAfter := now.Add(-time.Hour)
+	c := &call{
+		w: httptest.NewRecorder(), r: httptest.NewRequest(http.MethodPost, apiv1.NodePath("n1", "renew"), nil),
+		id: &Identity{Subject: "n1", Role: apiv1.RoleNode, Serial: "ab", NotAfter: notAfter, Expired: true},
+	}
+	if err := s.forward(c, "leader:7443"); err != nil {
+		t.Fatal(err)
+	}
+	if sent.Get(headerForwardRole) != "" || sent.Get(headerForwardExpiredRole) != apiv1.RoleNode || sent.Get(headerForwardNotAfter) != notAfter.Format(time.RFC3339) {
+		t.Fatalf("forwarded headers %v", sent)
+	}
+
+	controller := &x509.Certificate{Subject: pkix.Name{CommonName: "r2", Organization: []string{apiv1.RoleController}}}
+	at := func(h http.Header) (*Identity, bool) {
+		r := httptest.NewRequest(http.MethodPost, apiv1.NodePath("n1", "renew"), nil)
+		r.Header = h
+		r.TLS = &tls.ConnectionState{VerifiedChains: [][]*x509.Certificate{{controller}}}
+		return s.identify(r)
+	}
+	s.certNow = func() time.Time { return now }
+	id, forwarded := at(sent.Clone())
+	if !forwarded || id == nil || !id.Expired || id.Role != apiv1.RoleNode || id.Subject != "n1" || id.Via != "r2" || !id.NotAfter.Equal(notAfter) {
+		t.Fatalf("identity %+v forwarded %v", id, forwarded)
+	}
+	later := sent.Clone()
+	later.Set(headerForwardNotAfter, now.Add(time.Hour).Format(time.RFC3339))
+	if id, _ := at(later); id == nil || !id.Expired {
+		t.Fatalf("a later expiry date undid the mark: %+v", id)
+	}
+	// What a leader that does not know the mark reads: no role, anonymous.
+	old := sent.Clone()
+	old.Del(headerForwardExpiredRole)
+	if id, forwarded := at(old); id != nil || !forwarded {
+		t.Fatalf("without the expired role: %+v %v", id, forwarded)
+	}
+	r := httptest.NewRequest(http.MethodGet, "/", nil)
+	r.Header = sent.Clone()
+	stripForwardHeaders(r)
+	if len(r.Header) != 0 {
+		t.Fatalf("headers left after stripping: %v", r.Header)
 	}
 }
