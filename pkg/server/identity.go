@@ -4,7 +4,9 @@ import (
 	"context"
 	"crypto/x509"
 	"encoding/json"
+	"net"
 	"net/http"
+	"sync"
 	"time"
 
 	"kcore.dev/kcore/pkg/apiv1"
@@ -81,7 +83,7 @@ func (s *Server) identify(r *http.Request) (id *Identity, forwarded bool) {
 		cert = r.TLS.VerifiedChains[0][0]
 	case len(r.TLS.PeerCertificates) > 0:
 		var err error
-		if expired, err = verifyClientCert(r.TLS.PeerCertificates, s.caPool, s.certNow(), s.nodeGrace); err != nil {
+		if expired, err = s.checkPeer(r); err != nil {
 			return nil, false
 		}
 		cert = r.TLS.PeerCertificates[0]
@@ -158,4 +160,39 @@ func stripForwardHeaders(r *http.Request) {
 	r.Header.Del(headerForwardSerial)
 	r.Header.Del(headerForwardNotAfter)
 	r.Header.Del(headerForwardExpiredRole)
+}
+
+// connCheck is one connection's verified client chain: the signatures do
+// not change for the life of a TLS 1.3 connection, so they are verified on
+// its first request and each request only judges the chain against the
+// clock (expiry, the node grace).
+type connCheck struct {
+	once  sync.Once
+	chain []*x509.Certificate
+	err   error
+}
+
+// connCheckKey is the connection context key of a connection's connCheck.
+type connCheckKey struct{}
+
+// connContext gives each connection HTTPServer accepts its connCheck.
+func connContext(ctx context.Context, _ net.Conn) context.Context {
+	return context.WithValue(ctx, connCheckKey{}, &connCheck{})
+}
+
+// checkPeer verifies the request's client certificate (r.TLS has one) as
+// verifyClientCert does, with the chain's signatures verified once per
+// connection when the server set one up with connContext, and on every
+// request otherwise.
+func (s *Server) checkPeer(r *http.Request) (expired bool, err error) {
+	now := s.certNow()
+	cc, ok := r.Context().Value(connCheckKey{}).(*connCheck)
+	if !ok {
+		return verifyClientCert(r.TLS.PeerCertificates, s.caPool, now, s.nodeGrace)
+	}
+	cc.once.Do(func() { cc.chain, cc.err = verifyChain(r.TLS.PeerCertificates, s.caPool, now) })
+	if cc.err != nil {
+		return false, cc.err
+	}
+	return judgeChain(cc.chain, now, s.nodeGrace)
 }

@@ -197,6 +197,7 @@ func (s *Server) HTTPServer(tlsConfig *tls.Config) *http.Server {
 	return &http.Server{
 		Handler:           s.withBodyDeadline(s.mux),
 		TLSConfig:         tlsConfig,
+		ConnContext:       connContext,
 		ReadHeaderTimeout: s.limits.ReadHeaderTimeout,
 		ReadTimeout:       s.limits.BodyTimeout,
 		WriteTimeout:      apiv1.MaxWait + time.Minute,

@@ -79,41 +79,64 @@ func (s *Server) verifyConnection(cs tls.ConnectionState, ca *x509.CertPool) err
 // (grace > 0) and its chain verifies at its last valid instant with every
 // certificate above it still valid at now.
 func verifyClientCert(certs []*x509.Certificate, roots *x509.CertPool, now time.Time, grace time.Duration) (expired bool, err error) {
+	chain, err := verifyChain(certs, roots, now)
+	if err != nil {
+		return false, err
+	}
+	return judgeChain(chain, now, grace)
+}
+
+// verifyChain verifies the signatures and usages of a client's chain
+// (leaf first) against roots, at now or, for a leaf that has expired, at
+// its last valid instant, and returns the verified chain: the expensive
+// part of verifyClientCert, done once per connection (connChecks).
+func verifyChain(certs []*x509.Certificate, roots *x509.CertPool, now time.Time) ([]*x509.Certificate, error) {
 	if len(certs) == 0 || roots == nil {
-		return false, errors.New("verify client certificate: no certificate or no CA")
+		return nil, errors.New("verify client certificate: no certificate or no CA")
 	}
 	leaf := certs[0]
+	at := now
+	if at.After(leaf.NotAfter) {
+		at = leaf.NotAfter
+	}
 	opts := x509.VerifyOptions{
 		Roots:         roots,
 		Intermediates: x509.NewCertPool(),
-		CurrentTime:   now,
+		CurrentTime:   at,
 		KeyUsages:     []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
 	}
 	for _, c := range certs[1:] {
 		opts.Intermediates.AddCert(c)
 	}
-	_, err = leaf.Verify(opts)
-	if err == nil {
-		return false, nil
+	chains, err := leaf.Verify(opts)
+	if err != nil {
+		return nil, fmt.Errorf("verify client certificate: %w", err)
 	}
-	var inv x509.CertificateInvalidError
-	if !errors.As(err, &inv) || inv.Reason != x509.Expired || inv.Cert != leaf || !now.After(leaf.NotAfter) {
-		return false, fmt.Errorf("verify client certificate: %w", err)
+	return chains[0], nil
+}
+
+// judgeChain judges a verified chain against the clock: every certificate
+// valid at now, but for an expired node leaf within grace, reported
+// expired.
+func judgeChain(chain []*x509.Certificate, now time.Time, grace time.Duration) (expired bool, err error) {
+	leaf := chain[0]
+	if now.Before(leaf.NotBefore) {
+		return false, fmt.Errorf("verify client certificate: not valid before %s", leaf.NotBefore.Format(time.RFC3339))
 	}
-	if !withinGrace(role(leaf), leaf.NotAfter, now, grace) {
-		return false, fmt.Errorf("verify client certificate: %w", err)
+	if now.After(leaf.NotAfter) {
+		if !withinGrace(role(leaf), leaf.NotAfter, now, grace) {
+			return false, fmt.Errorf("verify client certificate: %w", x509.CertificateInvalidError{Cert: leaf, Reason: x509.Expired,
+				Detail: fmt.Sprintf("current time %s is after %s", now.Format(time.RFC3339), leaf.NotAfter.Format(time.RFC3339))})
+		}
+		expired = true
 	}
-	opts.CurrentTime = leaf.NotAfter
-	chains, verr := leaf.Verify(opts)
-	if verr != nil {
-		return false, fmt.Errorf("verify expired node certificate: %w", verr)
-	}
-	for _, c := range chains[0][1:] {
+	for _, c := range chain[1:] {
 		if now.Before(c.NotBefore) || now.After(c.NotAfter) {
-			return false, fmt.Errorf("verify client certificate: %w", err)
+			return false, fmt.Errorf("verify client certificate: %w", x509.CertificateInvalidError{Cert: c, Reason: x509.Expired,
+				Detail: fmt.Sprintf("issuer %q not valid at %s", c.Subject.CommonName, now.Format(time.RFC3339))})
 		}
 	}
-	return true, nil
+	return expired, nil
 }
 
 // withinGrace reports whether a certificate of role that expired at
