@@ -9,7 +9,7 @@ PKGS        := ./...
 VERSION     ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS     := -X kcore.dev/kcore/pkg/version.Version=$(VERSION)
 
-.PHONY: all build demo deps test unit e2e chaos lint fmt-check vet staticcheck bench schemas clean k8s-bins tofu images lab lab-down conformance
+.PHONY: all build demo deps test unit e2e chaos lint fmt-check vet staticcheck bench schemas clean k8s-bins tofu images lab lab-down lab-stop lab-start conformance
 
 all: build
 
@@ -62,6 +62,15 @@ lab: build
 conformance: deps build
 	./scripts/conformance.sh
 
+## lab-stop: power the lab off (every process killed at once, state kept);
+## lab-start: power it on and wait until the cluster is ready again, renewing
+## whatever expired while it was off (docs/lab.md)
+lab-stop:
+	./scripts/lab.sh stop
+
+lab-start: build
+	./scripts/lab.sh start
+
 ## lab-down: remove every namespace, process, link and file the lab made
 lab-down:
 	./scripts/lab.sh down
@@ -96,7 +105,7 @@ e2e: build tofu
 	./scripts/build-k8s.sh --only e2e.test,ginkgo && \
 	./scripts/build-images.sh && ./scripts/build-images.sh --set conformance && \
 	(cd $(IMAGES_MOD) && GOWORK=off $(GO) test -count=1 -timeout 10m -v ./...) && \
-	KCORE_E2E=1 $(GO) test -count=1 -timeout 75m -v ./tests/e2e/
+	KCORE_E2E=1 KCORE_LAB_BUILT=1 $(GO) test -count=1 -timeout 75m -v ./tests/e2e/
 
 ## chaos: CHAOS_RUNS (default 20) seeded runs of CHAOS_FAULTS (default 8)
 ## faults each — kill, restart, pause, membership change and (as root, in

@@ -3,6 +3,9 @@
 #
 #   scripts/lab.sh up      (make lab)       build what is missing, create the lab, apply, wait
 #   scripts/lab.sh down    (make lab-down)  remove every namespace, process, link and file it made
+#   scripts/lab.sh stop    (make lab-stop)  power the lab off: kill every process at once,
+#                                           keep its state (an outage, a weekend)
+#   scripts/lab.sh start   (make lab-start) power it on again and wait until the cluster is ready
 #   scripts/lab.sh status                   what is running
 #
 # Layout (every address exists only inside the lab):
@@ -29,6 +32,9 @@
 #   KCORE_CACHE     cache of the Kubernetes and containerd binaries and the images (default ~/.cache/kcore)
 #   KCORE_BIN_DIR   where kctl, kcore-controller and kcore-node-agent are (default bin/)
 #   KEEP=1          on failure, keep the lab up for inspection (default: remove it)
+#   KCORE_LAB_BUILT=1 the caller has just checked the binaries and images against
+#                   their stamps (make e2e does, once, before the lab tests): skip
+#                   that check, which takes about 10 s each time
 #   LAB_MANIFEST    cluster manifest (default examples/lab/cluster.yaml)
 #   LAB_TIMEOUT     seconds kctl kubernetes apply --wait may take (default 900)
 #   LAB_NODE_TIMEOUT seconds to wait for every node to be Ready (default 300)
@@ -76,11 +82,13 @@ HOST_ADDR=10.77.0.1
 PREFIX=24
 NODE_COUNT=${LAB_NODES:-3}
 [[ "$NODE_COUNT" =~ ^[3-9]$ ]] || { echo "LAB_NODES must be 3 to 9" >&2; exit 2; }
+# node_addr NODE: the node's eth0 address.
+node_addr() { echo "10.77.0.1${1#n}"; }
 NODES=()
 declare -A NODE_ADDR=()
 for ((i = 1; i <= NODE_COUNT; i++)); do
   NODES+=("n$i")
-  NODE_ADDR[n$i]=10.77.0.1$i
+  NODE_ADDR[n$i]=$(node_addr "n$i")
 done
 VIP=10.77.0.100
 API_PORT=6444
@@ -151,18 +159,23 @@ binaries() {
   done
   if [ "$absent" -eq 1 ]; then
     say "building the etcd, Kubernetes and containerd binaries into $CACHE/bin (a cold build takes 10-15 minutes)"
+    "$REPO/scripts/build-k8s.sh" >&2
+  elif [ "${KCORE_LAB_BUILT:-0}" = 1 ]; then
+    say "KCORE_LAB_BUILT=1: the binaries and images in $CACHE were just checked against their stamps"
   else
     say "checking the etcd, Kubernetes and containerd binaries in $CACHE/bin against their stamps"
+    "$REPO/scripts/build-k8s.sh" >&2
   fi
-  "$REPO/scripts/build-k8s.sh" >&2
   CURRENT_VERSION=$("$K8SBIN/kube-apiserver" --version | awk '{print $2}')
   K8S_VERSION=${LAB_K8S_VERSION:-$CURRENT_VERSION}
   if [ "$K8S_VERSION" != "$CURRENT_VERSION" ] && [ ! -x "$CACHE/bin/$K8S_VERSION/kube-apiserver" ]; then
     echo "LAB_K8S_VERSION=$K8S_VERSION is not built: scripts/build-k8s.sh --k8s-version $K8S_VERSION --link $K8S_VERSION" >&2
     exit 2
   fi
-  say "checking the lab images in $CACHE/images (scripts/build-images.sh; the first build compiles CoreDNS, the longest step)"
-  "$REPO/scripts/build-images.sh" >&2
+  if [ "${KCORE_LAB_BUILT:-0}" != 1 ] || [ "$absent" -eq 1 ]; then
+    say "checking the lab images in $CACHE/images (scripts/build-images.sh; the first build compiles CoreDNS, the longest step)"
+    "$REPO/scripts/build-images.sh" >&2
+  fi
   say "binaries: $("$K8SBIN/kube-apiserver" --version), etcd $("$K8SBIN/etcd" --version | awk 'NR==1{print $3}'), containerd $("$K8SBIN/containerd" --version | awk '{print $3}'), $("$KBIN/kctl" version 2>/dev/null | head -1)"
 }
 
@@ -203,17 +216,29 @@ controllers() {
     local join=(--join "$HOST_ADDR:${CONTROLLER_PORTS[0]}")
     [ "$i" -eq 0 ] && join=(--bootstrap)
     mkdir -p "$LAB/controller-$i"
-    setsid "$KBIN/kcore-controller" --pki-dir "$LAB/pki/controller-$i" --data-dir "$LAB/controller-$i" \
-      --listen "$HOST_ADDR:${CONTROLLER_PORTS[$i]}" "${join[@]}" \
+    # What the replica runs with, kept for start: a restarted replica needs
+    # neither --bootstrap nor --join (its data dir remembers the cluster).
+    printf '%s\0' --pki-dir "$LAB/pki/controller-$i" --data-dir "$LAB/controller-$i" \
+      --listen "$HOST_ADDR:${CONTROLLER_PORTS[$i]}" \
       --render-profile lab --health-interval 10s --kubernetes-version "$K8S_VERSION" "${leaf[@]}" \
-      >"$LAB/log/controller-$i.log" 2>&1 </dev/null &
-    echo $! >"$LAB/run/controller-$i.pid"
-    say "controller-$i: pid $! on $HOST_ADDR:${CONTROLLER_PORTS[$i]} (log $LAB/log/controller-$i.log)"
+      >"$LAB/run/controller-$i.args"
+    controller_start "$i" "${join[@]}"
     if [ "$i" -eq 0 ]; then
       wait_for "controller-0 to lead" 60 kctl controller members
     fi
   done
   wait_for "three controller replicas" 90 three_members
+}
+
+# controller_start I [FLAG...]: start replica I with the arguments
+# controllers saved for it, plus FLAG (--bootstrap or --join on first start).
+controller_start() {
+  local i=$1 args
+  shift
+  mapfile -d '' -t args <"$LAB/run/controller-$i.args"
+  setsid "$KBIN/kcore-controller" "${args[@]}" "$@" >>"$LAB/log/controller-$i.log" 2>&1 </dev/null &
+  echo $! >"$LAB/run/controller-$i.pid"
+  say "controller-$i: pid $! on $HOST_ADDR:${CONTROLLER_PORTS[$i]} (log $LAB/log/controller-$i.log)"
 }
 
 three_members() {
@@ -578,6 +603,76 @@ down() {
   say "lab removed"
 }
 
+# running_pids keeps the pids on stdin that are still alive.
+running_pids() {
+  local p
+  while read -r p; do kill -0 "$p" 2>/dev/null && echo "$p"; done
+  return 0
+}
+
+# stop cuts the power of every lab machine and of the controllers at once:
+# SIGKILL to each process in the namespaces, the pods and the replicas, then
+# what a reboot loses: the pods' network namespace mounts, the tmpfs mounts,
+# each node's run directory (its /run) and the API addresses keepalived had
+# added. Everything on disk stays (data dirs, certificates, etcd, the disks);
+# the registry stays up, as a registry outside the lab would.
+stop() {
+  need_root
+  [ -e "$LAB/.kcore-lab" ] || die "no lab at $LAB to stop (make lab first)"
+  local pids i n m
+  for i in 1 2 3 4 5; do
+    mapfile -t pids < <({ netns_pids; pod_pids; cat "$LAB"/run/controller-*.pid 2>/dev/null; } | sort -u | running_pids)
+    [ ${#pids[@]} -eq 0 ] && break
+    say "power off: SIGKILL ${#pids[@]} processes"
+    kill_pids KILL "${pids[@]}"
+    sleep 1
+  done
+  [ ${#pids[@]} -eq 0 ] || die "${#pids[@]} lab processes still run after five rounds of SIGKILL"
+  # Everything mounted under a node's /run (containers' root filesystems,
+  # the pods' network namespaces) and every tmpfs (the pods' secret
+  # volumes) goes, as on a reboot; the disks' mounts stay.
+  while read -r m; do
+    if [ -n "$m" ]; then umount -l "$m" 2>/dev/null || true; fi
+  done < <(awk -v lab="$LAB" 'index($2, lab) == 1 && ($2 ~ "^" lab "/n[0-9]+/run/" || $3 == "nsfs" || $3 == "tmpfs") {print $2}' /proc/mounts | sort -r)
+  for n in $(lab_netns); do
+    n=${n#kcore-lab-}
+    rm -rf "${LAB:?}/$n/run" || die "could not empty $(nodeid "$n")'s run directory $LAB/$n/run"
+    local a
+    for a in $(ip -n "$(ns "$n")" -4 -o addr show dev eth0 | awk '{print $4}'); do
+      [ "${a%/*}" = "$(node_addr "$n")" ] || ip -n "$(ns "$n")" addr del "$a" dev eth0 2>/dev/null || true
+    done
+  done
+  date +%s >"$LAB/run/stopped-at"
+  say "lab stopped: every process killed, state kept in $LAB; power it on with 'make lab-start'"
+}
+
+# start powers a stopped lab on: the controllers from their data dirs, then
+# each node's agent, which starts its units from what it last applied and
+# renews what expired while the lab was off. It waits until the cluster is
+# ready again and says how long that took.
+start() {
+  need_root
+  [ -e "$LAB/.kcore-lab" ] || die "no lab at $LAB to start (make lab first)"
+  local alive
+  alive=$(cat "$LAB"/run/controller-*.pid 2>/dev/null | running_pids)
+  [ -z "$alive" ] || die "the lab's controllers are running (pids $alive): stop it first"
+  CURRENT_VERSION=$("$K8SBIN/kube-apiserver" --version | awk '{print $2}')
+  if [ -f "$LAB/run/stopped-at" ]; then
+    say "powering the lab on after $(($(date +%s) - $(cat "$LAB/run/stopped-at")))s off"
+  fi
+  if ! { [ -f "$REGISTRY_DIR/registry.pid" ] && kill -0 "$(cat "$REGISTRY_DIR/registry.pid")" 2>/dev/null; }; then
+    "$REPO/scripts/lab-registry.sh" start "$REGISTRY_DIR" "$REGISTRY_ADDR"
+  fi
+  local i n t0
+  t0=$(date +%s)
+  for i in 0 1 2; do controller_start "$i"; done
+  wait_for "three controller replicas" 90 three_members
+  for n in $(lab_netns); do node_up "${n#kcore-lab-}"; done
+  wait_for "cluster $CLUSTER ready (kctl kubernetes health)" "$APPLY_TIMEOUT" kctl kubernetes health "$CLUSTER"
+  say "cluster $CLUSTER ready $(($(date +%s) - t0))s after power-on"
+  kctl kubernetes health "$CLUSTER"
+}
+
 status() {
   local n
   ip -br addr show "$BRIDGE" 2>/dev/null || echo "no bridge $BRIDGE"
@@ -593,6 +688,8 @@ status() {
 case "${1:-}" in
   up) up ;;
   down) down ;;
+  stop) stop ;;
+  start) start ;;
   status) status ;;
-  *) echo "usage: scripts/lab.sh up|down|status" >&2; exit 2 ;;
+  *) echo "usage: scripts/lab.sh up|down|stop|start|status" >&2; exit 2 ;;
 esac
