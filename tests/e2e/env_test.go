@@ -16,21 +16,27 @@ import (
 
 // What scripts/lab.sh and examples/lab/cluster.yaml create.
 const (
-	cluster   = "lab"
-	vip       = "10.77.0.100"
-	apiPort   = "6444"
-	bridge    = "kcore-lab0"
+	cluster = "lab"
+	vip     = "10.77.0.100"
+	apiPort = "6444"
+	bridge  = "kcore-lab0"
+	// labHost is the host's address on the bridge, where the controller
+	// replicas and the registry listen.
+	labHost   = "10.77.0.1"
 	labScript = "scripts/lab.sh"
 )
 
 // labNode is one node of the lab.
 type labNode struct{ id, name, addr string }
 
-// labNodes are the nodes of examples/lab/cluster.yaml: id, namespace
-// suffix, address.
-func labNodes() []labNode {
-	return []labNode{{"lab-n1", "n1", "10.77.0.11"}, {"lab-n2", "n2", "10.77.0.12"}, {"lab-n3", "n3", "10.77.0.13"}}
+// labNodeN is the node scripts/lab.sh makes in its i-th namespace: id
+// lab-nI, namespace suffix nI, address 10.77.0.1I.
+func labNodeN(i int) labNode {
+	return labNode{fmt.Sprintf("lab-n%d", i), fmt.Sprintf("n%d", i), fmt.Sprintf("10.77.0.1%d", i)}
 }
+
+// labNodes are the nodes of examples/lab/cluster.yaml.
+func labNodes() []labNode { return []labNode{labNodeN(1), labNodeN(2), labNodeN(3)} }
 
 // labNetns is the network namespace scripts/lab.sh makes for the node
 // named name.

@@ -14,7 +14,7 @@ import (
 // The registry mirror the lab's nodes pull through (scripts/lab-registry.sh),
 // and the node the mirror scenario cuts off from it.
 const (
-	mirrorHost     = "10.77.0.1"
+	mirrorHost     = labHost
 	mirrorPort     = "5000"
 	mirrorCutNode  = "n2"
 	mirrorNFTTable = "kcore_e2e_mirror_cut"
