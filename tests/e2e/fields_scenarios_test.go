@@ -53,6 +53,8 @@ func testFieldChanges(t *testing.T, l *lab) {
 // Kubernetes then has the Service at the new IP and every kubelet runs
 // with the new resolver. Then back.
 func testClusterDNSChange(t *testing.T, l *lab) {
+	inv := l.startInvariants(t, labNodes()...)
+	defer inv.check(t)
 	base := l.labManifest(t)
 	for _, dns := range []string{newClusterDNS, oldClusterDNS} {
 		src := edit(t, base, "clusterDns: "+oldClusterDNS, "clusterDns: "+dns)

@@ -48,7 +48,7 @@ func TestReplace(t *testing.T) {
 		dead = "n2"
 	}
 	p := l.startProbeAt(t, vip, replaceProbeEvery)
-	inv := l.startInvariants(t, append(labNodes(), labNode{"lab-n4", "n4", "10.77.0.14"})...)
+	inv := l.startInvariants(t, append(labNodes(), labNodeN(4))...)
 	start := time.Now()
 
 	killed := l.killNamespace(dead)

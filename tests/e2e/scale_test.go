@@ -13,7 +13,7 @@ import (
 // at each step. The cluster invariants are sampled throughout.
 func TestScale(t *testing.T) {
 	l := startLab(t, true, "LAB_NODES=5", "LAB_WORKLOAD_CHECK=0")
-	inv := l.startInvariants(t, append(labNodes(), labNode{"lab-n4", "n4", "10.77.0.14"}, labNode{"lab-n5", "n5", "10.77.0.15"})...)
+	inv := l.startInvariants(t, append(labNodes(), labNodeN(4), labNodeN(5))...)
 	defer inv.check(t)
 	eventually(t, "three started etcd members", 30*time.Second, func() error { return l.etcdMembers(3) })
 	before := map[string]int{}

@@ -157,6 +157,10 @@ func testSecondCluster(t *testing.T, l *lab) {
 		t.Fatalf("write the canary ConfigMap: %v\n%s", err, out)
 	}
 	before := l.marks(t)
+	// The first cluster's promises hold while the second comes and goes
+	// on the same machines (lab-n4 is the second cluster's worker).
+	inv := l.startInvariants(t, append(labNodes(), labNodeN(4))...)
+	defer inv.check(t)
 	f := filepath.Join(t.TempDir(), "lab2.yaml")
 	if err := os.WriteFile(f, []byte(secondManifest(t, l)), 0o644); err != nil {
 		t.Fatal(err)
@@ -212,7 +216,7 @@ func testSecondCluster(t *testing.T, l *lab) {
 	eventually(t, "the first cluster ready after the second's delete", fieldReadyTimeout, l.healthy)
 	eventually(t, "/readyz through the first VIP", 30*time.Second, l.readyz)
 	l.marks(t).same(t, before)
-	for _, n := range append(labNodes(), labNode{spareNode, "n4", spareAddr}) {
+	for _, n := range append(labNodes(), labNodeN(4)) {
 		s, err := l.units(n.name)
 		if err != nil {
 			t.Fatal(err)

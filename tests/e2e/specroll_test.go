@@ -45,6 +45,8 @@ func testExtraArgsRoll(t *testing.T, l *lab) {
 		t.Fatal(err)
 	}
 	eventually(t, "cluster ready before the roll", 2*time.Minute, l.healthy)
+	inv := l.startInvariants(t, labNodes()...)
+	defer inv.check(t)
 	viaVIP := l.startProbeAt(t, vip, specProbeEvery)
 	own := map[string]*probe{}
 	for _, n := range labNodes() {

@@ -333,7 +333,7 @@ func testTerraform(t *testing.T, l *lab) {
 	if out, err := l.kctl(30*time.Second, "kubernetes", "list"); err != nil || strings.Contains(out, cluster+" ") {
 		t.Errorf("kctl kubernetes list after tofu destroy: %v\n%s", err, out)
 	}
-	for _, n := range append(labNodes(), labNode{spareNode, "n4", spareAddr}) {
+	for _, n := range append(labNodes(), labNodeN(4)) {
 		s, err := l.units(n.name)
 		if err != nil {
 			t.Fatal(err)
