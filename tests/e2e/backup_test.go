@@ -12,7 +12,7 @@ import (
 	"time"
 )
 
-// TestScheduledBackupRestore is the scheduled-backup drill: on a ready lab,
+// testScheduledBackupRestore is the scheduled-backup drill: on a ready lab,
 // spec.etcdBackup with a one-minute interval is applied; a ConfigMap is
 // written, then the test waits for a scheduled backup taken after it,
 // exports it with kctl and checks the file's SHA-256 against the listed
@@ -20,11 +20,7 @@ import (
 // planes wiped), and kctl kubernetes etcd restore --from-file with the
 // exported file brings the cluster back to ready with the first ConfigMap
 // and without the second.
-func TestScheduledBackupRestore(t *testing.T) {
-	l := startLab(t, true, "LAB_WORKLOAD_CHECK=0")
-	if _, err := os.Stat(filepath.Join(l.k8sBin, "etcdutl")); err != nil {
-		t.Skipf("SKIP: %s is missing: rebuild the lab binaries with make k8s-bins", filepath.Join(l.k8sBin, "etcdutl"))
-	}
+func testScheduledBackupRestore(t *testing.T, l *lab) {
 	eventually(t, "kctl kubernetes health", 2*time.Minute, l.healthy)
 	eventually(t, "three started etcd members", time.Minute, func() error { return l.etcdMembers(3) })
 
@@ -45,7 +41,7 @@ func TestScheduledBackupRestore(t *testing.T) {
 	}
 
 	eventually(t, "ConfigMap first written", time.Minute, func() error {
-		_, err := l.kubectl("create", "configmap", "first", "--from-literal=written=before-backup")
+		_, err := l.kubectl("create", "configmap", "backup-first", "--from-literal=written=before-backup")
 		return err
 	})
 	written := time.Now().UTC()
@@ -83,14 +79,14 @@ func TestScheduledBackupRestore(t *testing.T) {
 	}
 
 	eventually(t, "ConfigMap second written", time.Minute, func() error {
-		_, err := l.kubectl("create", "configmap", "second", "--from-literal=written=after-backup")
+		_, err := l.kubectl("create", "configmap", "backup-second", "--from-literal=written=after-backup")
 		return err
 	})
 	for _, n := range []string{"n2", "n3"} {
 		l.wipeEtcd(n)
 	}
 	eventually(t, "etcd quorum lost", 2*time.Minute, func() error {
-		if _, err := l.kubectl("create", "configmap", "during-outage", "--from-literal=written=no-quorum"); err == nil {
+		if _, err := l.kubectl("create", "configmap", "backup-during-outage", "--from-literal=written=no-quorum"); err == nil {
 			return errors.New("the API still writes")
 		}
 		return nil
@@ -104,10 +100,10 @@ func TestScheduledBackupRestore(t *testing.T) {
 	t.Logf("%s", out)
 	eventually(t, "kctl kubernetes health", 2*time.Minute, l.healthy)
 	eventually(t, "ConfigMap first restored", time.Minute, func() error {
-		_, err := l.kubectl("get", "configmap", "first", "-o", "name")
+		_, err := l.kubectl("get", "configmap", "backup-first", "-o", "name")
 		return err
 	})
-	if out, err := l.kubectl("get", "configmap", "second", "-o", "name"); err == nil || !strings.Contains(err.Error(), "NotFound") {
+	if out, err := l.kubectl("get", "configmap", "backup-second", "-o", "name"); err == nil || !strings.Contains(err.Error(), "NotFound") {
 		t.Errorf("ConfigMap second, written after the backup, is not gone: %q, %v", out, err)
 	}
 	eventually(t, "three started etcd members", time.Minute, func() error { return l.etcdMembers(3) })

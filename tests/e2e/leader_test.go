@@ -15,11 +15,10 @@ import (
 // controllerPorts are the API ports of controller-0..2 in scripts/lab.sh.
 func controllerPorts() []string { return []string{"7443", "7445", "7447"} }
 
-// TestLeaderStoppedDuringBootstrap is scenario (5): the controller leader is
-// killed while the cluster bootstraps; a new leader takes over and the
-// cluster still reaches ready.
-func TestLeaderStoppedDuringBootstrap(t *testing.T) {
-	l := startLab(t, false)
+// testLeaderStoppedDuringBootstrap is scenario (5), on a lab whose cluster
+// is not applied yet: the controller leader is killed while the cluster
+// bootstraps; a new leader takes over and the cluster still reaches ready.
+func testLeaderStoppedDuringBootstrap(t *testing.T, l *lab) {
 	if out, err := l.kctl(2*time.Minute, "kubernetes", "apply", "--yes", "-f", l.manifestFile()); err != nil {
 		t.Fatalf("kctl kubernetes apply: %v\n%s", err, out)
 	}

@@ -11,17 +11,13 @@ import (
 	"time"
 )
 
-// TestRestore is the quorum-loss drill: on a ready lab, write a
+// testRestore is the quorum-loss drill: on a ready lab, write a
 // ConfigMap, take an etcd snapshot with kctl, write a second ConfigMap,
 // then wipe etcd's data on two of the three control planes so etcd loses
 // quorum and the API cannot write. kctl kubernetes etcd restore --yes --wait
 // must bring the cluster back to ready with the first ConfigMap and without
 // the second (written after the snapshot), and three healthy etcd members.
-func TestRestore(t *testing.T) {
-	l := startLab(t, true, "LAB_WORKLOAD_CHECK=0")
-	if _, err := os.Stat(filepath.Join(l.k8sBin, "etcdutl")); err != nil {
-		t.Skipf("SKIP: %s is missing: rebuild the lab binaries with make k8s-bins", filepath.Join(l.k8sBin, "etcdutl"))
-	}
+func testRestore(t *testing.T, l *lab) {
 	eventually(t, "kctl kubernetes health", 2*time.Minute, l.healthy)
 	eventually(t, "three started etcd members", time.Minute, func() error { return l.etcdMembers(3) })
 
@@ -112,7 +108,7 @@ func (l *lab) wipeEtcd(n string) {
 	if err := os.Rename(dir, aside); err != nil {
 		l.t.Fatalf("move etcd data of %s aside: %v", n, err)
 	}
-	if err := os.WriteFile(dir, []byte("wiped by TestRestore\n"), 0o600); err != nil {
+	if err := os.WriteFile(dir, []byte("wiped by the quorum-loss drill\n"), 0o600); err != nil {
 		l.t.Fatalf("block etcd data dir of %s: %v", n, err)
 	}
 	eventually(l.t, "etcd on "+n+" stopped", time.Minute, func() error {
