@@ -20,7 +20,9 @@ import (
 	"kcore.dev/kcore/pkg/apiv1"
 	"kcore.dev/kcore/pkg/etcdsnap"
 	"kcore.dev/kcore/pkg/pki"
+	"kcore.dev/kcore/pkg/raftnode"
 	"kcore.dev/kcore/pkg/store"
+	"kcore.dev/kcore/tests/harness"
 )
 
 // fakeClock is a clock the test moves by hand.
@@ -92,7 +94,11 @@ type backupEnv struct {
 
 func newBackupEnv(t *testing.T, backup *api.EtcdBackupSpec) *backupEnv {
 	t.Helper()
-	e := &backupEnv{env: newEnv(t, 3), clock: &fakeClock{now: time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC)}, db: etcdDBBytes(t, 42)}
+	// Each test drives one scheduler pass bound to the first leader, so
+	// the replicas keep raft's default timeouts: a loaded machine must not
+	// move leadership between the test's writes.
+	steady := harness.Options{Replicas: 3, Hooks: harness.Hooks{Configure: func(_ *harness.Replica, c *raftnode.Config) { c.FastTimeouts = false }}}
+	e := &backupEnv{env: newEnvWith(t, steady), clock: &fakeClock{now: time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC)}, db: etcdDBBytes(t, 42)}
 	c := labCluster(t, "lab", e.apiPort())
 	c.Spec.EtcdBackup = backup
 	c.Default()

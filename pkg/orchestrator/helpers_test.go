@@ -83,11 +83,17 @@ type env struct {
 
 func newEnv(t *testing.T, replicas int) *env {
 	t.Helper()
+	return newEnvWith(t, harness.Options{Replicas: replicas})
+}
+
+// newEnvWith is newEnv with the harness options given.
+func newEnvWith(t *testing.T, opts harness.Options) *env {
+	t.Helper()
 	ln, err := net.Listen("tcp", net.JoinHostPort(testVIP, "0"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := &env{t: t, rc: harness.New(t, harness.Options{Replicas: replicas}), keyring: testKeyring(t), apiLn: ln}
+	e := &env{t: t, rc: harness.New(t, opts), keyring: testKeyring(t), apiLn: ln}
 	e.health = &fakeHealth{t: t, etcd: map[string]string{}, gw: newFakeGateway(), kube: newFakeKube()}
 	e.cfg = Config{
 		Keyring:        e.keyring,
