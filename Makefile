@@ -79,19 +79,23 @@ lab-down:
 ## tests and the e2e lab scenarios
 test: deps lint unit e2e
 
-## unit: the packages and the in-process suites (RACE_PKGS), then everything
-## else — the real-process tests (proccluster, chaos's GateRuns runs,
-## keepalived, the commands, and tests/terraform, which needs the tofu built
-## first: KCORE_TOFU_REQUIRED turns its skip into a failure). RACE=-race runs
-## the first set under the race detector (the real-process tests' servers are
-## separate binaries it would not see into); it is off by default until its
-## run time and the orchestrator's polls under it are measured on an idle
-## machine (docs/chaos.md)
+## unit: every package in one go test run: the packages, the in-process
+## suites (RACE_PKGS) and the real-process tests (proccluster, chaos's
+## GateRuns runs, keepalived, the commands, and tests/terraform, which needs
+## the tofu built first: KCORE_TOFU_REQUIRED turns its skip into a failure).
+## RACE=-race runs RACE_PKGS under the race detector first, then the rest
+## (the real-process tests' servers are separate binaries it would not see
+## into); it is off by default until its run time and the orchestrator's
+## polls under it are measured on an idle machine (docs/chaos.md)
 RACE      ?=
 RACE_PKGS := ./pkg/... ./tests/agents/ ./tests/apiserve/ ./tests/apply/ ./tests/gitops/ ./tests/harness/ ./tests/replication/ ./tests/security/
 unit: tofu
+ifeq ($(RACE),)
+	KCORE_TOFU_REQUIRED=1 $(GO) test -count=1 -timeout 40m $(PKGS)
+else
 	$(GO) test $(RACE) -count=1 -timeout 40m $(RACE_PKGS)
 	KCORE_TOFU_REQUIRED=1 $(GO) test -count=1 -timeout 20m $$($(GO) list $(PKGS) | grep -vxF "$$($(GO) list $(RACE_PKGS))")
+endif
 
 ## e2e: the lab scenarios against real etcd, kube-apiserver, kubelet, containerd and
 ## keepalived in network namespaces (root only; builds the binaries on first run:
