@@ -175,6 +175,9 @@ func (c *Controller) open(creds credentials) error {
 		raftLn.Close()
 		return err
 	}
+	// A replica that was off past its certificate's renewal (or expiry)
+	// renews before its first handshake, raft's included.
+	c.own.check(cfg.now())
 	stream := NewTLSStreamLayer(raftLn, advAddr, creds.cert, pool, cfg.RaftLimits, c.log.With("component", "raft-transport"))
 	c.own.serverTLS(stream.server)
 	c.own.clientTLS(stream.client)

@@ -227,3 +227,49 @@ func TestOwnCertKeepsPairOnMismatch(t *testing.T) {
 		t.Fatalf("reload of the whole new pair = %v, %v; want the new certificate", changed, err)
 	}
 }
+
+// TestExpiredOwnCertRenewedBeforeServing: a replica whose own certificate
+// expired while it was off presents a renewed, valid one on the very first
+// handshake after Start returns, with no check interval waited out.
+func TestExpiredOwnCertRenewedBeforeServing(t *testing.T) {
+	ca, err := pki.NewCA("kcore", time.Now().Add(-24*time.Hour), 48*time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, err := secrets.NewKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := writePKI(t, ca, key)
+	expired, err := ca.Issue(pki.CertRequest{
+		CommonName: "controller", Organization: []string{apiv1.RoleController},
+		DNSNames: []string{"localhost"}, IPs: []net.IP{net.ParseIP("127.0.0.1")},
+		Usage: pki.UsageServer | pki.UsageClient, Validity: time.Hour,
+	}, time.Now().Add(-2*time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := writeAtomic(filepath.Join(dir, FileServerKey), expired.KeyPEM, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := writeAtomic(filepath.Join(dir, FileServerCert), expired.CertPEM, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c, err := Start(context.Background(), Config{
+		DataDir: t.TempDir(), Listen: "127.0.0.1:0", PKIDir: dir, Bootstrap: true, FastTimeouts: true,
+		Lifetime: pki.Lifetime{Leaf: pki.MinLeafValidity}, CertCheckInterval: time.Hour,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	conn, err := tls.Dial("tcp", c.HTTPAddr(), &tls.Config{RootCAs: ca.Pool(), MinVersion: tls.VersionTLS13})
+	if err != nil {
+		t.Fatalf("first handshake after Start: %v", err)
+	}
+	defer conn.Close()
+	got := conn.ConnectionState().PeerCertificates[0]
+	if !time.Now().Before(got.NotAfter) {
+		t.Fatalf("first handshake presented a certificate that expired at %s", got.NotAfter)
+	}
+}
