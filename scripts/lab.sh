@@ -14,7 +14,8 @@
 #   held by keepalived on the namespaces' eth0.
 #   Three kcore-controller replicas on the host, on the bridge address
 #   10.77.0.1:7443/7445/7447 (raft on port + 1), rendering with --render-profile lab.
-#   Per node, inside its namespace: kcore-node-agent --runtime supervisor --root
+#   Per node, inside its namespace (and a UTS namespace whose hostname is the
+#   node id): kcore-node-agent --runtime supervisor --root
 #   LAB/nN, which runs the rendered units from the built binaries: containerd
 #   (kcore-containerd, its config, root, state, socket and registry hosts under
 #   the node's root), etcd, kube-apiserver, kube-controller-manager,
@@ -292,8 +293,12 @@ node_up() {
   local ctl=() p
   for p in "${CONTROLLER_PORTS[@]}"; do ctl+=(--controller "$HOST_ADDR:$p"); done
   # containerd (the agent's kcore-containerd unit, from --bin-dir) looks its
-  # shim up on PATH first: the one built with it, not a distribution's.
-  in_ns "$n" env PATH="$K8SBIN:$PATH" setsid "$KBIN/kcore-node-agent" --node-id "$(nodeid "$n")" "${ctl[@]}" \
+  # shim up on PATH first: the one built with it, not a distribution's. The
+  # agent and what it starts get a UTS namespace of their own named for the
+  # node, as a machine has its own hostname (kube-apiserver names its
+  # identity lease after it).
+  in_ns "$n" unshare --uts sh -c 'hostname "$1" && shift && exec "$@"' sh "$(nodeid "$n")" \
+    env PATH="$K8SBIN:$PATH" setsid "$KBIN/kcore-node-agent" --node-id "$(nodeid "$n")" "${ctl[@]}" \
     --join-token-file "$LAB/run/token-$n" --ca-file "$LAB/controller-ca.crt" \
     --root "$r" --runtime supervisor --bin-dir "$K8SBIN" --releases-dir "$r/releases" \
     >"$LAB/log/agent-$n.log" 2>&1 </dev/null &
@@ -556,31 +561,8 @@ lab_pids() {
 down() {
   need_root
   say "removing the lab"
-  local pids t0
-  mapfile -t pids < <(lab_pids | sort -u)
-  if [ ${#pids[@]} -gt 0 ]; then
-    say "stopping ${#pids[@]} processes (SIGTERM, then SIGKILL after 15s)"
-    kill_pids TERM "${pids[@]}"
-    t0=$(date +%s)
-    while mapfile -t pids < <(lab_pids | sort -u | while read -r p; do kill -0 "$p" 2>/dev/null && echo "$p"; done) && [ ${#pids[@]} -gt 0 ]; do
-      if (($(date +%s) - t0 >= 15)); then
-        kill_pids KILL "${pids[@]}"
-        sleep 1
-        break
-      fi
-      sleep 1
-    done
-    # A unit its agent restarted while the agent was being stopped is not in
-    # any list above: sweep until nothing of the lab runs (bounded).
-    local i
-    for i in 1 2 3 4 5; do
-      mapfile -t pids < <(lab_pids | sort -u | while read -r p; do kill -0 "$p" 2>/dev/null && echo "$p"; done)
-      [ ${#pids[@]} -eq 0 ] && break
-      say "sweep $i: SIGKILL ${#pids[@]} processes still running"
-      kill_pids KILL "${pids[@]}"
-      sleep 1
-    done
-  fi
+  # Nothing of the lab is kept, so nothing needs a clean shutdown.
+  kill_all lab_pids || true
   if [ -d "$LAB" ]; then
     local m
     while read -r m; do
@@ -610,6 +592,34 @@ running_pids() {
   return 0
 }
 
+# machine_pids prints the pids of what a power cut of the lab stops: the
+# processes in its namespaces, the pods' and the controllers' (not the
+# registry's).
+machine_pids() {
+  netns_pids
+  pod_pids
+  cat "$LAB"/run/controller-*.pid 2>/dev/null
+  return 0
+}
+
+# kill_all PIDS_FN: SIGKILL every running pid PIDS_FN prints, again until
+# none runs (a unit its agent restarted meanwhile is new), at most five
+# rounds; it fails, saying which, when some still run.
+kill_all() {
+  local fn=$1 pids i
+  for i in 1 2 3 4 5; do
+    mapfile -t pids < <("$fn" | sort -u | running_pids)
+    [ ${#pids[@]} -eq 0 ] && return 0
+    say "SIGKILL ${#pids[@]} processes"
+    kill_pids KILL "${pids[@]}"
+    sleep 1
+  done
+  mapfile -t pids < <("$fn" | sort -u | running_pids)
+  [ ${#pids[@]} -eq 0 ] && return 0
+  say "${#pids[@]} lab processes still run after five rounds of SIGKILL: ${pids[*]}"
+  return 1
+}
+
 # stop cuts the power of every lab machine and of the controllers at once:
 # SIGKILL to each process in the namespaces, the pods and the replicas, then
 # what a reboot loses: the pods' network namespace mounts, the tmpfs mounts,
@@ -619,15 +629,8 @@ running_pids() {
 stop() {
   need_root
   [ -e "$LAB/.kcore-lab" ] || die "no lab at $LAB to stop (make lab first)"
-  local pids i n m
-  for i in 1 2 3 4 5; do
-    mapfile -t pids < <({ netns_pids; pod_pids; cat "$LAB"/run/controller-*.pid 2>/dev/null; } | sort -u | running_pids)
-    [ ${#pids[@]} -eq 0 ] && break
-    say "power off: SIGKILL ${#pids[@]} processes"
-    kill_pids KILL "${pids[@]}"
-    sleep 1
-  done
-  [ ${#pids[@]} -eq 0 ] || die "${#pids[@]} lab processes still run after five rounds of SIGKILL"
+  local n m
+  kill_all machine_pids || die "could not stop every process of the lab"
   # Everything mounted under a node's /run (containers' root filesystems,
   # the pods' network namespaces) and every tmpfs (the pods' secret
   # volumes) goes, as on a reboot; the disks' mounts stay.
