@@ -1,6 +1,7 @@
 package apiv1
 
 import (
+	"net/url"
 	"time"
 
 	"kcore.dev/kcore/pkg/store"
@@ -143,6 +144,12 @@ func ObjectPath(kind, name string) string {
 		return PathObjects + kind
 	}
 	return PathObjects + kind + "/" + name
+}
+
+// MemberPath returns /v1/members/{id}: PUT records controller replica id's
+// own Member object, DELETE removes the replica.
+func MemberPath(id string) string {
+	return PathMembers + "/" + url.PathEscape(id)
 }
 
 // NodePath returns /v1/nodes/{id}/{what} (what: state, facts, heartbeat,

@@ -75,8 +75,9 @@ type Member struct {
 	// Leader is true for the current leader.
 	Leader bool `json:"leader"`
 	// RecordedSchema is the controller schema the replica recorded that it
-	// reads and writes (when it joined or last led): what ClusterUpdate
-	// schema gates compare. 0 when it recorded none.
+	// reads and writes (when it joined, started, saw a new leader or
+	// became leader): what ClusterUpdate schema gates compare. 0 when it
+	// recorded none.
 	RecordedSchema int `json:"recordedSchema"`
 }
 
@@ -87,8 +88,8 @@ type MemberData struct {
 	// HTTPAddr is the API address.
 	HTTPAddr string `json:"httpAddr"`
 	// Schema is the controller schema (version.Schema) the replica reads
-	// and writes, as it recorded when it joined or last led; 0 for a
-	// replica that recorded none.
+	// and writes, as it last recorded it (when it joined, started, saw a
+	// new leader or became leader); 0 for a replica that recorded none.
 	Schema int `json:"schema,omitempty"`
 }
 
@@ -102,6 +103,20 @@ type AddMemberRequest struct {
 	HTTPAddr string `json:"httpAddr"`
 	// Schema is the controller schema the new replica reads and writes.
 	Schema int `json:"schema,omitempty"`
+}
+
+// RecordMemberRequest is PUT /v1/members/{id}: a controller replica
+// already in the raft configuration records its own Member object (on
+// every start and leader change), so the leader knows the schema it reads
+// without it having to lead. It never adds or moves a server.
+type RecordMemberRequest struct {
+	// RaftAddr is the replica's raft transport address; it must be the one
+	// the raft configuration holds for it.
+	RaftAddr string `json:"raftAddr"`
+	// HTTPAddr is its API address.
+	HTTPAddr string `json:"httpAddr"`
+	// Schema is the controller schema the replica reads and writes.
+	Schema int `json:"schema"`
 }
 
 // JoinRequest is POST /v1/join: a node exchanges a join token for its certificate.

@@ -75,14 +75,21 @@ func (s *Server) addMember(c *call) (any, error) {
 // ClusterUpdate are checked against it). It must run on the leader; it
 // writes nothing when the record is already current.
 func (s *Server) RecordMember(ctx context.Context, id, raftAddr, httpAddr string, schema int) (uint64, error) {
+	idx, _, err := s.recordMember(ctx, id, raftAddr, httpAddr, schema)
+	return idx, err
+}
+
+// recordMember is RecordMember that also says whether it wrote.
+func (s *Server) recordMember(ctx context.Context, id, raftAddr, httpAddr string, schema int) (uint64, bool, error) {
 	data, err := json.Marshal(apiv1.MemberData{RaftAddr: raftAddr, HTTPAddr: httpAddr, Schema: schema})
 	if err != nil {
-		return 0, fmt.Errorf("encode member %s: %w", id, err)
+		return 0, false, fmt.Errorf("encode member %s: %w", id, err)
 	}
 	if cur, ok := s.backend.State().Get(apiv1.KindMember, id); ok && sameJSON(cur.Data, data) {
-		return cur.ModifyIndex, nil
+		return cur.ModifyIndex, false, nil
 	}
-	return s.apply(ctx, store.Put{Kind: apiv1.KindMember, Name: id, Data: data})
+	idx, err := s.apply(ctx, store.Put{Kind: apiv1.KindMember, Name: id, Data: data})
+	return idx, err == nil, err
 }
 
 func (s *Server) removeMember(c *call) (any, error) {

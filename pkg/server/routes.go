@@ -89,6 +89,7 @@ func (s *Server) routes(reg *prometheus.Registry) []*route {
 		{pattern: "POST /v1/revocations", action: "revoke certificate", mode: leaderWrite, audit: true, handle: s.revokeCert},
 		{pattern: "GET /v1/members", action: "list members", roles: readers, mode: leaderRead, handle: s.listMembers},
 		{pattern: "POST /v1/members", action: "add member", roles: []string{apiv1.RoleController}, mode: leaderWrite, audit: true, handle: s.addMember},
+		{pattern: "PUT /v1/members/{id}", action: "record member", roles: []string{apiv1.RoleController}, mode: leaderWrite, audit: true, maxBody: MaxMemberBody, handle: s.recordOwnMember},
 		{pattern: "DELETE /v1/members/{id}", action: "remove member", mode: leaderWrite, audit: true, handle: s.removeMember},
 		{pattern: "GET /v1/snapshot", action: "save snapshot", mode: leaderRead, handle: s.saveSnapshot},
 		{pattern: "PUT /v1/snapshot", action: "restore snapshot", mode: leaderWrite, audit: true, maxBody: MaxSnapshotBody, handle: s.restoreSnapshot},
