@@ -15,6 +15,7 @@ import (
 	"kcore.dev/kcore/pkg/render"
 	"kcore.dev/kcore/pkg/rollout"
 	"kcore.dev/kcore/pkg/server"
+	"kcore.dev/kcore/pkg/version"
 )
 
 // PKI file names in Config.PKIDir, as `kctl controller init` writes them.
@@ -119,6 +120,20 @@ type Config struct {
 	// certificate files when they changed and renews its certificate when
 	// due; default DefaultCertCheckInterval.
 	CertCheckInterval time.Duration
+
+	// reportSchema, when set, is the controller schema the replica
+	// records in its Member object instead of version.Schema: a test hook
+	// standing in for a build of another schema.
+	reportSchema int
+}
+
+// schema is the controller schema the replica records: version.Schema of
+// its build.
+func (c Config) schema() int {
+	if c.reportSchema != 0 {
+		return c.reportSchema
+	}
+	return version.Schema
 }
 
 // Bounds of Config.NodeCertValidity: short enough to renew often, long

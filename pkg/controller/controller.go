@@ -20,7 +20,6 @@ import (
 	"kcore.dev/kcore/pkg/raftnode"
 	"kcore.dev/kcore/pkg/secrets"
 	"kcore.dev/kcore/pkg/server"
-	"kcore.dev/kcore/pkg/version"
 )
 
 // LogStarted is the message a replica logs (at info, with its id and its
@@ -113,13 +112,14 @@ func Start(ctx context.Context, cfg Config) (*Controller, error) {
 		c.closeAll()
 		return nil, err
 	}
-	c.wg.Add(4)
+	c.wg.Add(5)
 	go func() {
 		defer c.wg.Done()
 		c.own.run(c.stop, cfg.CertCheckInterval, cfg.now)
 	}()
 	go c.serve()
 	go c.recordSelfWhenLeader()
+	go c.recordSelfWhenFollower()
 	go c.summarise()
 	if !cfg.NoOrchestrator {
 		c.wg.Add(2)
@@ -248,7 +248,7 @@ func (c *Controller) recordSelfWhenLeader() {
 				continue
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-			if _, err := c.srv.RecordMember(ctx, c.node.ID(), c.node.Addr(), c.httpAddr, version.Schema); err != nil {
+			if _, err := c.srv.RecordMember(ctx, c.node.ID(), c.node.Addr(), c.httpAddr, c.cfg.schema()); err != nil {
 				c.log.Warn("record this replica as a member", "err", err)
 			}
 			cancel()

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"kcore.dev/kcore/pkg/apiv1"
-	"kcore.dev/kcore/pkg/version"
 )
 
 // join asks the configured members, in turn, to add this replica as a
@@ -21,7 +20,7 @@ import (
 func (c *Controller) join(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, c.cfg.JoinTimeout)
 	defer cancel()
-	body, err := json.Marshal(apiv1.AddMemberRequest{ID: c.node.ID(), RaftAddr: c.node.Addr(), HTTPAddr: c.httpAddr, Schema: version.Schema})
+	body, err := json.Marshal(apiv1.AddMemberRequest{ID: c.node.ID(), RaftAddr: c.node.Addr(), HTTPAddr: c.httpAddr, Schema: c.cfg.schema()})
 	if err != nil {
 		return fmt.Errorf("join: %w", err)
 	}
@@ -31,7 +30,7 @@ func (c *Controller) join(ctx context.Context) error {
 	var last error
 	for {
 		for _, addr := range c.cfg.Join {
-			err := postMember(ctx, client, addr, body)
+			err := sendMember(ctx, client, http.MethodPost, apiURL(addr, apiv1.PathMembers), body)
 			if err == nil {
 				c.log.Info("joined the cluster", "via", addr)
 				return nil
@@ -59,12 +58,19 @@ type refusal struct{ body apiv1.ErrorBody }
 
 func (r *refusal) Error() string { return r.body.Error() }
 
-func postMember(ctx context.Context, client *http.Client, addr string, body []byte) error {
+// apiURL is path on the API at addr (host:port, http:// or https://).
+func apiURL(addr, path string) string {
 	base := addr
 	if !strings.HasPrefix(base, "https://") {
 		base = "https://" + strings.TrimPrefix(base, "http://")
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimSuffix(base, "/")+apiv1.PathMembers, bytes.NewReader(body))
+	return strings.TrimSuffix(base, "/") + path
+}
+
+// sendMember sends a member request (JSON body) and maps the answer: nil
+// for 200, a *refusal for a 4xx other than 409, an apiv1.ErrorBody else.
+func sendMember(ctx context.Context, client *http.Client, method, url string, body []byte) error {
+	req, err := http.NewRequestWithContext(ctx, method, url, bytes.NewReader(body))
 	if err != nil {
 		return err
 	}
