@@ -44,7 +44,10 @@ type Controller struct {
 	keyring  *secrets.Keyring
 	own      *ownCert
 
-	stop     chan struct{}
+	stop chan struct{}
+	// joined is closed once this replica is a member: at once unless it
+	// joins (--join), else when the join succeeded.
+	joined   chan struct{}
 	wg       sync.WaitGroup
 	errCh    chan error
 	stopOnce sync.Once
@@ -107,7 +110,7 @@ func Start(ctx context.Context, cfg Config) (*Controller, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Controller{cfg: cfg, log: cfg.Logger, stop: make(chan struct{}), errCh: make(chan error, 2)}
+	c := &Controller{cfg: cfg, log: cfg.Logger, stop: make(chan struct{}), joined: make(chan struct{}), errCh: make(chan error, 2)}
 	if err := c.open(creds); err != nil {
 		c.closeAll()
 		return nil, err
@@ -132,8 +135,12 @@ func Start(ctx context.Context, cfg Config) (*Controller, error) {
 			defer c.wg.Done()
 			if err := c.join(ctx); err != nil {
 				c.errCh <- err
+				return
 			}
+			close(c.joined)
 		}()
+	} else {
+		close(c.joined)
 	}
 	return c, nil
 }

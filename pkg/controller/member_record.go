@@ -44,9 +44,15 @@ type term struct {
 // leader with the replica's own certificate), with bounded retries, until
 // it is recorded or the leader changes. A restarted replica (neither
 // --bootstrap nor --join) so records a new build's schema without having
-// to lead; recordSelfWhenLeader covers the leader.
+// to lead; recordSelfWhenLeader covers the leader. A joining replica
+// starts once its join succeeded, which recorded it.
 func (c *Controller) recordSelfWhenFollower() {
 	defer c.wg.Done()
+	select {
+	case <-c.stop:
+		return
+	case <-c.joined:
+	}
 	client := &http.Client{Transport: &http.Transport{TLSClientConfig: c.clientTL}, Timeout: memberRecordTimeout}
 	defer client.CloseIdleConnections()
 	tick := time.NewTicker(memberCheckInterval)
