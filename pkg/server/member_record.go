@@ -90,14 +90,16 @@ func callerIsReplica(c *call, id string, peer *Peer) bool {
 	if c.id.Subject == id {
 		return true
 	}
-	if peer == nil || c.forwarded || c.r.TLS == nil || len(c.r.TLS.VerifiedChains) == 0 || len(c.r.TLS.VerifiedChains[0]) == 0 {
+	// Not forwarded, the identity is the leaf of the connection's client
+	// chain, which the server verified before naming the caller by it.
+	if peer == nil || c.forwarded || c.id.Expired || c.r.TLS == nil || len(c.r.TLS.PeerCertificates) == 0 {
 		return false
 	}
 	host, _, err := net.SplitHostPort(peer.Addr)
 	if err != nil || host == "" {
 		return false
 	}
-	return c.r.TLS.VerifiedChains[0][0].VerifyHostname(host) == nil
+	return c.r.TLS.PeerCertificates[0].VerifyHostname(host) == nil
 }
 
 // checkMemberRecord validates a record's addresses and schema.
