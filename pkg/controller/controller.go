@@ -44,13 +44,14 @@ type Controller struct {
 	keyring  *secrets.Keyring
 	own      *ownCert
 
-	stop chan struct{}
-	// joined is closed once this replica is a member: at once unless it
-	// joins (--join), else when the join succeeded.
-	joined   chan struct{}
+	stop     chan struct{}
 	wg       sync.WaitGroup
 	errCh    chan error
 	stopOnce sync.Once
+
+	// joined is closed once this replica is a member: at once unless it
+	// joins (--join), else when the join succeeded.
+	joined chan struct{}
 }
 
 // credentials are a replica's loaded PKI files.
