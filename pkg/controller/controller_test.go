@@ -24,14 +24,7 @@ import (
 func writePKI(t *testing.T, ca *pki.CA, key []byte) string {
 	t.Helper()
 	dir := t.TempDir()
-	kp, err := ca.Issue(pki.CertRequest{
-		CommonName: "controller", Organization: []string{apiv1.RoleController},
-		DNSNames: []string{"localhost"}, IPs: []net.IP{net.ParseIP("127.0.0.1")},
-		Usage: pki.UsageServer | pki.UsageClient, Validity: time.Hour,
-	}, time.Now())
-	if err != nil {
-		t.Fatal(err)
-	}
+	kp := issueOwn(t, ca, time.Now(), time.Hour)
 	files := map[string][]byte{
 		FileCACert: ca.CertPEM, FileCAKey: ca.KeyPEM,
 		FileServerCert: kp.CertPEM, FileServerKey: kp.KeyPEM,
@@ -43,6 +36,48 @@ func writePKI(t *testing.T, ca *pki.CA, key []byte) string {
 		}
 	}
 	return dir
+}
+
+// testPKI is a CA made now for an hour and an encryption key, what every
+// replica of a test shares.
+func testPKI(t *testing.T) (*pki.CA, []byte) {
+	t.Helper()
+	ca, err := pki.NewCA("kcore", time.Now(), time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, err := secrets.NewKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ca, key
+}
+
+// issueOwn issues a replica's own certificate (role controller, for
+// 127.0.0.1 and localhost) from ca, valid from issued for validity.
+func issueOwn(t *testing.T, ca *pki.CA, issued time.Time, validity time.Duration) pki.KeyPair {
+	t.Helper()
+	kp, err := ca.Issue(pki.CertRequest{
+		CommonName: "controller", Organization: []string{apiv1.RoleController},
+		DNSNames: []string{"localhost"}, IPs: []net.IP{net.ParseIP("127.0.0.1")},
+		Usage: pki.UsageServer | pki.UsageClient, Validity: validity,
+	}, issued)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return kp
+}
+
+// replaceOwn writes kp as the replica's own pair in dir, as an operator or
+// the replica's renewal does: the key first, then the certificate.
+func replaceOwn(t *testing.T, dir string, kp pki.KeyPair) {
+	t.Helper()
+	if err := writeAtomic(filepath.Join(dir, FileServerKey), kp.KeyPEM, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := writeAtomic(filepath.Join(dir, FileServerCert), kp.CertPEM, 0o644); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func poll(t *testing.T, cond func() error) {
@@ -93,14 +128,7 @@ func members(c *http.Client, addr string) ([]apiv1.Member, error) {
 // TestBootstrapAndJoin runs three real replicas (TLS API, TLS raft) from PKI
 // files: the first bootstraps, the others join through a member's API.
 func TestBootstrapAndJoin(t *testing.T) {
-	ca, err := pki.NewCA("kcore", time.Now(), time.Hour)
-	if err != nil {
-		t.Fatal(err)
-	}
-	key, err := secrets.NewKey()
-	if err != nil {
-		t.Fatal(err)
-	}
+	ca, key := testPKI(t)
 	ctx := context.Background()
 	first, err := Start(ctx, Config{
 		DataDir: t.TempDir(), Listen: "127.0.0.1:0", PKIDir: writePKI(t, ca, key),

@@ -8,11 +8,8 @@ import (
 	"net/http"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"kcore.dev/kcore/pkg/apiv1"
-	"kcore.dev/kcore/pkg/pki"
-	"kcore.dev/kcore/pkg/secrets"
 	"kcore.dev/kcore/pkg/store"
 	"kcore.dev/kcore/pkg/version"
 )
@@ -110,14 +107,7 @@ func writtenSchema(t *testing.T, admin *http.Client, leader *Controller, name st
 // and once both do the leader writes version.Schema, with no leader
 // change.
 func TestRestartedFollowerRecordsItsSchema(t *testing.T) {
-	ca, err := pki.NewCA("kcore", time.Now(), time.Hour)
-	if err != nil {
-		t.Fatal(err)
-	}
-	key, err := secrets.NewKey()
-	if err != nil {
-		t.Fatal(err)
-	}
+	ca, key := testPKI(t)
 	old := store.MinWriteSchema
 	leader := startReplica(t, Config{DataDir: t.TempDir(), PKIDir: writePKI(t, ca, key), Bootstrap: true}, 0)
 	admin := adminClient(t, ca)

@@ -7,7 +7,6 @@ import (
 	"io"
 	"log/slog"
 	"math/big"
-	"net"
 	"net/http"
 	"net/http/httptrace"
 	"os"
@@ -55,14 +54,7 @@ func serverSerial(c *http.Client, addr string) (*big.Int, bool, error) {
 // certificate, the API connection opened before either rotation keeps
 // serving, and raft keeps replicating.
 func TestOwnCertificateRotatesUnderOpenConnections(t *testing.T) {
-	ca, err := pki.NewCA("kcore", time.Now(), time.Hour)
-	if err != nil {
-		t.Fatal(err)
-	}
-	key, err := secrets.NewKey()
-	if err != nil {
-		t.Fatal(err)
-	}
+	ca, key := testPKI(t)
 	lt := pki.Lifetime{Leaf: pki.MinLeafValidity}
 	dir := writePKI(t, ca, key)
 	first, err := Start(context.Background(), Config{
@@ -95,24 +87,12 @@ func TestOwnCertificateRotatesUnderOpenConnections(t *testing.T) {
 	}
 
 	// The operator's pair: valid, but issued 50 minutes ago for an hour.
-	old, err := ca.Issue(pki.CertRequest{
-		CommonName: "controller", Organization: []string{apiv1.RoleController},
-		DNSNames: []string{"localhost"}, IPs: []net.IP{net.ParseIP("127.0.0.1")},
-		Usage: pki.UsageServer | pki.UsageClient, Validity: time.Hour,
-	}, time.Now().Add(-50*time.Minute))
-	if err != nil {
-		t.Fatal(err)
-	}
+	old := issueOwn(t, ca, time.Now().Add(-50*time.Minute), time.Hour)
 	oldCert, err := pki.ParseCert(old.CertPEM)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := writeAtomic(filepath.Join(dir, FileServerKey), old.KeyPEM, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := writeAtomic(filepath.Join(dir, FileServerCert), old.CertPEM, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	replaceOwn(t, dir, old)
 
 	fresh := adminClient(t, ca)
 	var renewed *big.Int
@@ -194,14 +174,7 @@ func TestOwnCertificateRotatesUnderOpenConnections(t *testing.T) {
 // key (a writer between its two renames) is not taken: the replica keeps
 // presenting the pair it has until the files match again.
 func TestOwnCertKeepsPairOnMismatch(t *testing.T) {
-	ca, err := pki.NewCA("kcore", time.Now(), time.Hour)
-	if err != nil {
-		t.Fatal(err)
-	}
-	key, err := secrets.NewKey()
-	if err != nil {
-		t.Fatal(err)
-	}
+	ca, key := testPKI(t)
 	dir := writePKI(t, ca, key)
 	certPEM, _ := os.ReadFile(filepath.Join(dir, FileServerCert))
 	keyPEM, _ := os.ReadFile(filepath.Join(dir, FileServerKey))
@@ -241,20 +214,7 @@ func TestExpiredOwnCertRenewedBeforeServing(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := writePKI(t, ca, key)
-	expired, err := ca.Issue(pki.CertRequest{
-		CommonName: "controller", Organization: []string{apiv1.RoleController},
-		DNSNames: []string{"localhost"}, IPs: []net.IP{net.ParseIP("127.0.0.1")},
-		Usage: pki.UsageServer | pki.UsageClient, Validity: time.Hour,
-	}, time.Now().Add(-2*time.Hour))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := writeAtomic(filepath.Join(dir, FileServerKey), expired.KeyPEM, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := writeAtomic(filepath.Join(dir, FileServerCert), expired.CertPEM, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	replaceOwn(t, dir, issueOwn(t, ca, time.Now().Add(-2*time.Hour), time.Hour))
 	c, err := Start(context.Background(), Config{
 		DataDir: t.TempDir(), Listen: "127.0.0.1:0", PKIDir: dir, Bootstrap: true, FastTimeouts: true,
 		Lifetime: pki.Lifetime{Leaf: pki.MinLeafValidity}, CertCheckInterval: time.Hour,
