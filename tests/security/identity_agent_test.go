@@ -64,15 +64,7 @@ func TestAgentRenewsOverTLS(t *testing.T) {
 		PollWait:          time.Second,
 		BackoffMax:        100 * time.Millisecond,
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- a.Run(ctx) }()
-	defer func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Error(err)
-		}
-	}()
+	defer runAgent(t, a)()
 
 	// The files are read, not loaded: LoadCredentials would finish the
 	// agent's own change under it.
@@ -171,15 +163,7 @@ func TestAgentRenewsExpiredCertOverTLS(t *testing.T) {
 		PollWait:          time.Second,
 		BackoffMax:        100 * time.Millisecond,
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- a.Run(ctx) }()
-	defer func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Error(err)
-		}
-	}()
+	defer runAgent(t, a)()
 	e.c.Eventually(harness.DefaultTimeout, func() error {
 		c, err := os.ReadFile(filepath.Join(root, agent.CredentialsDir, "node.crt"))
 		if err != nil {
@@ -228,3 +212,18 @@ func (l *lockedLog) String() string {
 
 // count is how many lines hold s.
 func (l *lockedLog) count(s string) int { return strings.Count(l.String(), s) }
+
+// runAgent runs a until the returned stop is called, which fails t if the
+// agent ended with an error.
+func runAgent(t *testing.T, a *agent.Agent) (stop func()) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- a.Run(ctx) }()
+	return func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	}
+}
