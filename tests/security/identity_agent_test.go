@@ -36,15 +36,7 @@ func TestAgentRenewsOverTLS(t *testing.T) {
 		t.Fatal(err)
 	}
 	old := pki.KeyPair{CertPEM: []byte(jr.Cert), KeyPEM: []byte(jr.Key)}
-	root := t.TempDir()
-	if err := agent.StoreCredentials(root, agent.Credentials{Cert: old.CertPEM, Key: old.KeyPEM, CA: []byte(jr.CA)}); err != nil {
-		t.Fatal(err)
-	}
-	sup, err := runtime.NewSupervisor(runtime.SupervisorConfig{Root: root})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sup.Close()
+	root, sup := agentRoot(t, agent.Credentials{Cert: old.CertPEM, Key: old.KeyPEM, CA: []byte(jr.CA)})
 	var (
 		mu       sync.Mutex
 		connects int
@@ -134,15 +126,7 @@ func TestAgentRenewsOverTLS(t *testing.T) {
 func TestAgentRenewsExpiredCertOverTLS(t *testing.T) {
 	e := newEnv(t, 3)
 	old := e.expiredNode("n1", 3*24*time.Hour)
-	root := t.TempDir()
-	if err := agent.StoreCredentials(root, agent.Credentials{Cert: old.CertPEM, Key: old.KeyPEM, CA: e.ca.CertPEM}); err != nil {
-		t.Fatal(err)
-	}
-	sup, err := runtime.NewSupervisor(runtime.SupervisorConfig{Root: root})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sup.Close()
+	root, sup := agentRoot(t, agent.Credentials{Cert: old.CertPEM, Key: old.KeyPEM, CA: e.ca.CertPEM})
 	var (
 		mu       sync.Mutex
 		connects int
@@ -226,4 +210,20 @@ func runAgent(t *testing.T, a *agent.Agent) (stop func()) {
 			t.Error(err)
 		}
 	}
+}
+
+// agentRoot is an agent's root holding creds, and a supervisor on it that
+// the test closes at its end.
+func agentRoot(t *testing.T, creds agent.Credentials) (string, *runtime.Supervisor) {
+	t.Helper()
+	root := t.TempDir()
+	if err := agent.StoreCredentials(root, creds); err != nil {
+		t.Fatal(err)
+	}
+	sup, err := runtime.NewSupervisor(runtime.SupervisorConfig{Root: root})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sup.Close() })
+	return root, sup
 }
