@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
 	"syscall"
 	"testing"
@@ -158,8 +159,12 @@ func (l *lab) down() {
 }
 
 // keptLogsDir is where a failed lab's logs are copied, under the system's
-// temporary directory, and kept after the test.
-const keptLogsDir = "kcore-e2e-logs"
+// temporary directory, and kept after the test; maxKeptLogs bounds how
+// many failed labs' logs it keeps, the newest.
+const (
+	keptLogsDir = "kcore-e2e-logs"
+	maxKeptLogs = 20
+)
 
 // keepLogs copies the controllers', agents' and units' logs of a failed lab
 // to a directory that outlives the test and names it in one line, so a
@@ -184,6 +189,29 @@ func (l *lab) keepLogs() {
 		}
 	}
 	l.t.Logf("the failed lab's %d log files are kept in %s", kept, dir)
+	pruneKeptLogs(filepath.Dir(dir), maxKeptLogs)
+}
+
+// pruneKeptLogs removes all but the newest keep directories under parent.
+func pruneKeptLogs(parent string, keep int) {
+	entries, err := os.ReadDir(parent)
+	if err != nil {
+		return
+	}
+	type kept struct {
+		path string
+		mod  time.Time
+	}
+	var dirs []kept
+	for _, e := range entries {
+		if info, err := e.Info(); err == nil && e.IsDir() {
+			dirs = append(dirs, kept{filepath.Join(parent, e.Name()), info.ModTime()})
+		}
+	}
+	sort.Slice(dirs, func(i, j int) bool { return dirs[i].mod.After(dirs[j].mod) })
+	for _, d := range dirs[min(keep, len(dirs)):] {
+		os.RemoveAll(d.path)
+	}
 }
 
 // run runs a command with a timeout and returns its standard output.
