@@ -16,11 +16,12 @@ import (
 // readyTimeout bounds how long a cluster may take to form.
 const readyTimeout = 90 * time.Second
 
-// benchConnsPerSource is the in-process replicas' API connections per
-// source address: the server's total cap (server.DefaultMaxConns), so
-// figure 1's writers, all on loopback, are bounded only as many machines'
-// clients would be.
-const benchConnsPerSource = server.DefaultMaxConns
+// benchConns is the replicas' API connection cap, in all and per source
+// address, in every figure: the writers of figure 1 and the agents of
+// figure 3 are clients of their own, all on 127.0.0.1, which the default
+// per-source cap (meant for one machine's share) would half refuse; twice
+// the default total leaves room for figure 3's thousand agents.
+const benchConns = 2 * server.DefaultMaxConns
 
 // inprocCluster is three controller replicas in this process
 // (controller.Start: raft over TLS and the HTTPS API with mTLS), so a CPU
@@ -46,10 +47,7 @@ func startInproc(ctx context.Context, root string, auth *ctlproc.Authority, log 
 			Bootstrap: i == 0,
 			LogStore:  logStore,
 			Logger:    log.With("replica", i),
-			// Every writer is a client of its own, and all of them come
-			// from 127.0.0.1: the per-source cap, meant for one machine's
-			// share, would refuse half of figure 1's 256 writers.
-			APILimits: server.Limits{MaxConnsPerSource: benchConnsPerSource},
+			APILimits: server.Limits{MaxConns: benchConns, MaxConnsPerSource: benchConns},
 		}
 		if i > 0 {
 			cfg.Join = []string{c.ctrls[0].HTTPAddr()}

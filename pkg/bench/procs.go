@@ -47,6 +47,7 @@ func startProcs(ctx context.Context, bin, root string, auth *ctlproc.Authority) 
 			DataDir:   filepath.Join(root, fmt.Sprintf("data-%d", i)),
 			LogPath:   filepath.Join(root, fmt.Sprintf("controller-%d.log", i)),
 			Bootstrap: i == 0,
+			Args:      []string{"--max-conns", strconv.Itoa(benchConns), "--max-conns-per-source", strconv.Itoa(benchConns)},
 		}}
 		if i > 0 {
 			r.spec.Join = []string{p.reps[0].api}
