@@ -1,11 +1,9 @@
 package e2e
 
 import (
-	"crypto/tls"
 	"crypto/x509"
 	"fmt"
 	"net"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -157,21 +155,7 @@ func (l *lab) renewedUnderProbe(t *testing.T, start time.Time) {
 // servingCert is the certificate kube-apiserver on host presents, verified
 // against the lab's cluster CA.
 func servingCert(l *lab, host string) (*x509.Certificate, error) {
-	ca, err := os.ReadFile(filepath.Join(l.dir, "n1", "etc", "kubernetes", "pki", "ca.crt"))
-	if err != nil {
-		return nil, err
-	}
-	pool := x509.NewCertPool()
-	if !pool.AppendCertsFromPEM(ca) {
-		return nil, fmt.Errorf("no CA certificate in the lab's ca.crt")
-	}
-	conn, err := tls.DialWithDialer(&net.Dialer{Timeout: handshakeTimeout}, "tcp", net.JoinHostPort(host, apiPort),
-		&tls.Config{RootCAs: pool, ServerName: host})
-	if err != nil {
-		return nil, fmt.Errorf("handshake with %s: %w", host, err)
-	}
-	defer conn.Close()
-	return conn.ConnectionState().PeerCertificates[0], nil
+	return handshakeCert(filepath.Join(l.dir, "n1", "etc", "kubernetes", "pki", "ca.crt"), net.JoinHostPort(host, apiPort))
 }
 
 // serialOfFile is the serial number of the PEM certificate in file.

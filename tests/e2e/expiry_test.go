@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
-	"encoding/pem"
 	"fmt"
 	"io"
 	"net"
@@ -18,6 +17,7 @@ import (
 
 	"kcore.dev/kcore/pkg/apiv1"
 	"kcore.dev/kcore/pkg/kctlconfig"
+	"kcore.dev/kcore/pkg/pki"
 )
 
 // The power-cycle part of the certificate scenario's bounds.
@@ -41,9 +41,9 @@ func (l *lab) labCerts(t *testing.T) map[string]*x509.Certificate {
 	t.Helper()
 	out := map[string]*x509.Certificate{}
 	for _, n := range labNodes() {
-		pki := filepath.Join(l.dir, n.name, "etc", "kubernetes", "pki")
+		dir := filepath.Join(l.dir, n.name, "etc", "kubernetes", "pki")
 		for _, f := range []string{"apiserver.crt", "kubelet-client.crt", filepath.Join("etcd", "server.crt")} {
-			c, err := certOfFile(filepath.Join(pki, f))
+			c, err := certOfFile(filepath.Join(dir, f))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -199,19 +199,27 @@ func (k *keptConn) end() (requests, conns int, errs []error) {
 }
 
 // peerCert is the certificate a controller replica presents on a new
-// handshake, verified against the controller CA in the lab's kctl.yaml.
+// handshake, verified against the controller CA.
 func peerCert(l *lab, addr string) (*x509.Certificate, error) {
-	ca, err := os.ReadFile(filepath.Join(l.dir, "controller-ca.crt"))
+	return handshakeCert(filepath.Join(l.dir, "controller-ca.crt"), addr)
+}
+
+// handshakeCert is the certificate the server at addr presents on a new
+// handshake without a client certificate, verified against the CA in
+// caFile for addr's host.
+func handshakeCert(caFile, addr string) (*x509.Certificate, error) {
+	ca, err := os.ReadFile(caFile)
 	if err != nil {
 		return nil, err
 	}
 	pool := x509.NewCertPool()
 	if !pool.AppendCertsFromPEM(ca) {
-		return nil, fmt.Errorf("no CA certificate in the lab's controller-ca.crt")
+		return nil, fmt.Errorf("no CA certificate in %s", caFile)
 	}
-	host, _, _ := net.SplitHostPort(addr)
-	// A handshake without a client certificate: the replica accepts it (join
-	// needs none) and shows its own.
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, err
+	}
 	conn, err := tls.DialWithDialer(&net.Dialer{Timeout: handshakeTimeout}, "tcp", addr,
 		&tls.Config{MinVersion: tls.VersionTLS13, RootCAs: pool, ServerName: host})
 	if err != nil {
@@ -227,13 +235,9 @@ func certOfFile(file string) (*x509.Certificate, error) {
 	if err != nil {
 		return nil, err
 	}
-	block, _ := pem.Decode(data)
-	if block == nil {
-		return nil, fmt.Errorf("parse %s: no PEM block", file)
-	}
-	c, err := x509.ParseCertificate(block.Bytes)
+	c, err := pki.ParseCert(data)
 	if err != nil {
-		return nil, fmt.Errorf("parse %s: %w", file, err)
+		return nil, fmt.Errorf("%s: %w", file, err)
 	}
 	return c, nil
 }
