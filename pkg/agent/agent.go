@@ -91,11 +91,19 @@ func (a *Agent) Run(ctx context.Context) error {
 		return ignoreCancel(ctx, err)
 	}
 	rep := &reporter{nodeID: a.NodeID, log: a.log(), sent: map[string][]byte{}}
+	facts := &factsSender{}
+	if a.Facts != nil {
+		// A unit stopped for good can free what the facts show (the VIP
+		// keepalived held, a port, a disk): they are measured again before
+		// any report says the unit is gone, so a plan made after that
+		// report sees the node as it now is.
+		a.Applier.OnRemove = func(ctx context.Context) { a.sendFacts(ctx, ctl, facts) }
+	}
 	var wg sync.WaitGroup
 	wg.Add(4)
 	go func() { defer wg.Done(); a.renewLoop(ctx, ctl, certs) }()
 	go func() { defer wg.Done(); a.heartbeats(ctx, ctl) }()
-	go func() { defer wg.Done(); a.reportFacts(ctx, ctl) }()
+	go func() { defer wg.Done(); a.reportFacts(ctx, ctl, facts) }()
 	go func() { defer wg.Done(); a.watchUnits(ctx, ctl, rep) }()
 	a.applyLoop(ctx, ctl, rep)
 	wg.Wait()
@@ -181,44 +189,57 @@ func (a *Agent) heartbeats(ctx context.Context, ctl Controller) {
 	}
 }
 
-// reportFacts measures facts every FactsInterval and sends them when they
-// changed or FactsResend passed. The fsync probe runs every FsyncInterval
-// and its last result is reused in between, so noise does not count as change.
-func (a *Agent) reportFacts(ctx context.Context, ctl Controller) {
+// factsSender remembers what was last sent, so unchanged facts are not
+// sent again, and the last fsync probe, so noise does not count as change.
+// The facts ticker and the apply loop share it.
+type factsSender struct {
+	mu        sync.Mutex
+	last      []byte
+	lastSent  time.Time
+	fsync     *api.FsyncLatency
+	lastProbe time.Time
+}
+
+// reportFacts measures and sends the facts every FactsInterval.
+func (a *Agent) reportFacts(ctx context.Context, ctl Controller, s *factsSender) {
 	if a.Facts == nil {
 		return
 	}
-	var (
-		last      []byte
-		lastSent  time.Time
-		fsync     *api.FsyncLatency
-		lastProbe time.Time
-	)
 	t := time.NewTicker(orDefault(a.FactsInterval, 30*time.Second))
 	defer t.Stop()
 	for {
-		probe := Probe{ARP: a.ARP, Fsync: fsync == nil || time.Since(lastProbe) >= orDefault(a.FsyncInterval, time.Hour)}
-		f, _ := a.Facts.Collect(ctx, probe)
-		if probe.Fsync && f.Fsync != nil {
-			fsync, lastProbe = f.Fsync, time.Now()
-		}
-		f.Fsync = fsync
-		data, _ := json.Marshal(f)
-		if string(data) != string(last) || time.Since(lastSent) >= orDefault(a.FactsResend, 5*time.Minute) {
-			if _, err := ctl.PutFacts(ctx, a.NodeID, f); err != nil {
-				if ctx.Err() == nil {
-					a.log().Warn("report facts failed", "err", err)
-				}
-			} else {
-				last, lastSent = data, time.Now()
-			}
-		}
+		a.sendFacts(ctx, ctl, s)
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
 		}
 	}
+}
+
+// sendFacts measures the facts and sends them when they changed or
+// FactsResend passed. The fsync probe runs every FsyncInterval and its last
+// result is reused in between.
+func (a *Agent) sendFacts(ctx context.Context, ctl Controller, s *factsSender) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	probe := Probe{ARP: a.ARP, Fsync: s.fsync == nil || time.Since(s.lastProbe) >= orDefault(a.FsyncInterval, time.Hour)}
+	f, _ := a.Facts.Collect(ctx, probe)
+	if probe.Fsync && f.Fsync != nil {
+		s.fsync, s.lastProbe = f.Fsync, time.Now()
+	}
+	f.Fsync = s.fsync
+	data, _ := json.Marshal(f)
+	if string(data) == string(s.last) && time.Since(s.lastSent) < orDefault(a.FactsResend, 5*time.Minute) {
+		return
+	}
+	if _, err := ctl.PutFacts(ctx, a.NodeID, f); err != nil {
+		if ctx.Err() == nil {
+			a.log().Warn("report facts failed", "err", err)
+		}
+		return
+	}
+	s.last, s.lastSent = data, time.Now()
 }
 
 // applyLoop long-polls the NodeStates, applies them and reports what changed.

@@ -3,8 +3,10 @@ package agent
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -23,6 +25,7 @@ type fakeController struct {
 	heartbeats int
 	facts      []api.NodeFacts
 	reports    []api.NodeReport
+	events     []string // "facts" and "report G" in the order they arrived
 }
 
 func newFakeController() *fakeController {
@@ -66,6 +69,7 @@ func (f *fakeController) PutFacts(_ context.Context, _ string, facts api.NodeFac
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.facts = append(f.facts, facts)
+	f.events = append(f.events, "facts")
 	return 1, nil
 }
 
@@ -80,6 +84,7 @@ func (f *fakeController) PutReport(_ context.Context, _ string, r api.NodeReport
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.reports = append(f.reports, r)
+	f.events = append(f.events, fmt.Sprintf("report %d", r.ObservedGeneration))
 	return 1, nil
 }
 
@@ -167,4 +172,86 @@ func TestAgentRunJoinsAppliesAndReports(t *testing.T) {
 	if joins != 1 {
 		t.Fatalf("joined %d times", joins)
 	}
+}
+
+// A unit stopped for good can free an address the facts show (keepalived's
+// VIP): the agent measures the facts again and sends them before the report
+// of the generation that removed it, long before its facts interval.
+func TestAgentSendsFactsBeforeReportingRemovedUnits(t *testing.T) {
+	root := t.TempDir()
+	ctl := newFakeController()
+	sup := newSupervisor(t, root)
+	stopAll(t, sup)
+	var mu sync.Mutex
+	vip := true
+	a := &Agent{
+		NodeID:  "node-105",
+		Root:    root,
+		Applier: &Applier{Root: root, Runtime: sup, Runner: execrun.NewRecorder()},
+		Facts: &Collector{Root: root, Runner: execrun.NewRecorder(), FsyncSamples: 5,
+			Interfaces: func() ([]api.Interface, error) {
+				mu.Lock()
+				defer mu.Unlock()
+				addrs := []string{"10.77.0.12/24"}
+				if vip {
+					addrs = append(addrs, "10.77.0.100/24")
+				}
+				return []api.Interface{{Name: "eth0", Addresses: addrs}}, nil
+			}},
+		Connect:       func(context.Context, Credentials, *CertSource) (Controller, error) { return ctl, nil },
+		FactsInterval: time.Hour,
+		RetryInterval: 20 * time.Millisecond,
+		BackoffMax:    20 * time.Millisecond,
+	}
+	if err := StoreCredentials(root, Credentials{Cert: []byte("CERT"), Key: []byte("KEY"), CA: []byte("CA")}); err != nil {
+		t.Fatal(err)
+	}
+	ctl.set(labState(1, "KEY", "kubelet", "e1", "a1"))
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- a.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+	waitFor(t, "a settled report of generation 1", func() bool {
+		r, ok := ctl.lastReport()
+		return ok && r.ObservedGeneration == 1 && !Pending([]api.NodeReport{r})
+	})
+
+	// Generation 2 tears the cluster's units down; keepalived's exit frees the VIP.
+	mu.Lock()
+	vip = false
+	mu.Unlock()
+	ctl.set(api.NodeState{Cluster: "lab", NodeID: "node-105", Generation: 2})
+	waitFor(t, "a report of generation 2", func() bool {
+		r, ok := ctl.lastReport()
+		return ok && r.ObservedGeneration == 2
+	})
+	ctl.mu.Lock()
+	defer ctl.mu.Unlock()
+	first := slices.Index(ctl.events, "report 2")
+	last := -1
+	for i, f := range ctl.facts {
+		if !slices.Contains(f.Addresses, "10.77.0.100") {
+			last = i
+			break
+		}
+	}
+	if last < 0 {
+		t.Fatalf("no facts without the VIP were sent (events %v)", ctl.events)
+	}
+	if factsAt := indexOfNth(ctl.events, "facts", last); factsAt > first {
+		t.Fatalf("the facts without the VIP came after the report of generation 2: %v", ctl.events)
+	}
+}
+
+// indexOfNth is the index in events of the n-th (from 0) occurrence of e, or -1.
+func indexOfNth(events []string, e string, n int) int {
+	for i, x := range events {
+		if x == e {
+			if n == 0 {
+				return i
+			}
+			n--
+		}
+	}
+	return -1
 }

@@ -80,12 +80,17 @@ type Applier struct {
 	// together (default DefaultMaxStateBytes). A NodeState past either is
 	// refused as a whole.
 	MaxFileBytes, MaxStateBytes int64
+	// OnRemove, when set, is called at the end of an Apply that stopped a
+	// unit for good (removed, torn down or swept), before that Apply's
+	// reports become Live.
+	OnRemove func(ctx context.Context)
 
 	mu       sync.Mutex
 	host     *confined.Dir // the root's handle every rendered path goes through
 	state    *State
 	rendered map[string]api.Unit // units of every NodeState being applied, by name
 	live     liveState
+	removed  int // units stopped for good by the running Apply
 }
 
 func (a *Applier) log() *slog.Logger {
@@ -128,6 +133,7 @@ func (a *Applier) Apply(ctx context.Context, states []api.NodeState) ([]api.Node
 		}
 		a.state = st
 	}
+	a.removed = 0
 	sorted := append([]api.NodeState{}, states...)
 	if a.Rebase != nil {
 		for i := range sorted {
@@ -172,6 +178,9 @@ func (a *Applier) Apply(ctx context.Context, states []api.NodeState) ([]api.Node
 		}
 	}
 	errs = append(errs, a.state.save(a.Root), ctx.Err())
+	if a.removed > 0 && a.OnRemove != nil && ctx.Err() == nil {
+		a.OnRemove(ctx)
+	}
 	a.setBase(ctx, reports)
 	return reports, errors.Join(errs...)
 }
@@ -377,6 +386,7 @@ func (a *Applier) sweepUnits(ctx context.Context) error {
 		if !wanted[n] {
 			a.log().Info("stop unit no cluster wants", "unit", n)
 			errs = append(errs, a.Runtime.Stop(ctx, n))
+			a.removed++
 		}
 	}
 	return errors.Join(errs...)

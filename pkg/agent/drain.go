@@ -47,6 +47,7 @@ func (a *Applier) removeUnit(ctx context.Context, cs *ClusterState, name string)
 	if err := a.Runtime.Stop(ctx, name); err != nil {
 		return fmt.Errorf("stop: %w", err)
 	}
+	a.removed++
 	delete(cs.Units, name)
 	delete(cs.CRI, name)
 	delete(cs.Reloads, name)
