@@ -145,11 +145,11 @@ func testEndpointVIPChange(t *testing.T, l *lab) {
 			other = vip
 		}
 		eventually(t, "one node holds "+addr+", none "+other, 30*time.Second, func() error {
-			now, err := holdersOf(addr)
+			now, err := addrHolders(addr)
 			if err != nil {
 				return err
 			}
-			was, err := holdersOf(other)
+			was, err := addrHolders(other)
 			if err != nil {
 				return err
 			}
@@ -186,21 +186,6 @@ func certHasIP(path, ip string) error {
 		return fmt.Errorf("%s has no SAN %s (%v)", path, ip, c.IPAddresses)
 	}
 	return nil
-}
-
-// holdersOf are the nodes whose eth0 holds addr.
-func holdersOf(addr string) ([]string, error) {
-	var out []string
-	for _, n := range labNodes() {
-		addrs, err := run(5*time.Second, nil, "ip", "-n", labNetns(n.name), "-br", "addr", "show", "eth0")
-		if err != nil {
-			return nil, err
-		}
-		if strings.Contains(addrs, " "+addr+"/") {
-			out = append(out, n.name)
-		}
-	}
-	return out, nil
 }
 
 // testVIPInterfacePlan: vipInterface is planned, not applied. Each lab

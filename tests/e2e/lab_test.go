@@ -229,10 +229,14 @@ func testAPIServerKilled(t *testing.T, l *lab) {
 }
 
 // testDelete: delete tears Kubernetes down on every node: no unit left, no
-// Kubernetes process in any namespace, the rendered files gone.
+// Kubernetes process in any namespace, the rendered files gone, the VIP
+// released.
 func testDelete(t *testing.T, l *lab) {
 	if out, err := l.kctl(6*time.Minute, "kubernetes", "delete", cluster, "--yes", "--wait", "--timeout", "5m"); err != nil {
 		t.Fatalf("kctl kubernetes delete: %v\n%s", err, out)
+	}
+	if held, err := vipHolders(); err != nil || len(held) > 0 {
+		t.Errorf("VIP %s still held after delete by %v (%v)", vip, held, err)
 	}
 	for _, n := range labNodes() {
 		s, err := l.units(n.name)
