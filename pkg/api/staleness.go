@@ -31,3 +31,20 @@ func (s ClusterStatus) StaleFor(now time.Time) time.Duration {
 	}
 	return age
 }
+
+// SpecRolling reports whether the rollout of the cluster's current spec
+// generation still has steps to run: the phase may read ready between two
+// steps.
+func (c *KubernetesCluster) SpecRolling() bool {
+	ro := c.Status.SpecRollout
+	return ro != nil && ro.Generation == c.Metadata.Generation && ro.Phase != SpecRolloutDone
+}
+
+// ReadyAt reports whether a wait for the cluster to be ready is over at
+// now: the phase is ready, no step of its current spec's rollout is left,
+// and a health pass refreshed the status lately (StaleFor is 0), so the
+// phase is not the last word of controllers that went down. kctl's
+// apply --wait and the Terraform provider's wait_ready both stop on it.
+func (c *KubernetesCluster) ReadyAt(now time.Time) bool {
+	return c.Status.Phase == PhaseReady && !c.SpecRolling() && c.Status.StaleFor(now) == 0
+}

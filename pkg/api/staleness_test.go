@@ -33,3 +33,31 @@ func TestStaleFor(t *testing.T) {
 		})
 	}
 }
+
+func TestReadyAt(t *testing.T) {
+	at := time.Date(2026, 12, 2, 7, 0, 0, 0, time.UTC)
+	cluster := func(phase string, checked time.Duration, ro *SpecRollout) *KubernetesCluster {
+		c := &KubernetesCluster{Metadata: ObjectMeta{Name: "lab", Generation: 4}}
+		c.Status = ClusterStatus{Phase: phase, LastHealthCheck: at.Add(-checked).Format(time.RFC3339), HealthInterval: "10s", SpecRollout: ro}
+		return c
+	}
+	for _, tc := range []struct {
+		name string
+		c    *KubernetesCluster
+		want bool
+	}{
+		{"ready and current", cluster(PhaseReady, time.Second, nil), true},
+		{"ready but stale", cluster(PhaseReady, time.Hour, nil), false},
+		{"bootstrapping", cluster(PhaseBootstrapping, time.Second, nil), false},
+		{"degraded", cluster(PhaseDegraded, time.Second, nil), false},
+		{"ready between two steps of the spec's rollout", cluster(PhaseReady, time.Second, &SpecRollout{Generation: 4, Phase: "rolling"}), false},
+		{"ready with the spec rolled out", cluster(PhaseReady, time.Second, &SpecRollout{Generation: 4, Phase: SpecRolloutDone}), true},
+		{"ready with an older spec's rollout left", cluster(PhaseReady, time.Second, &SpecRollout{Generation: 3, Phase: "rolling"}), true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := tc.c.ReadyAt(at); got != tc.want {
+				t.Errorf("ReadyAt = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}

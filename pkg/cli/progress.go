@@ -77,7 +77,7 @@ func (p *progress) follow(ctx context.Context, c *client.Client, deleting bool, 
 		}
 		switch kc.Status.Phase {
 		case api.PhaseReady:
-			if !deleting && !specRolling(&kc) && kc.Status.StaleFor(time.Now()) == 0 {
+			if !deleting && kc.ReadyAt(time.Now()) {
 				return p.line("cluster %q is ready", p.name)
 			}
 		case api.PhaseDegraded:

@@ -7,14 +7,6 @@ import (
 	"kcore.dev/kcore/pkg/api"
 )
 
-// specRolling reports whether the rollout of kc's current spec generation
-// still has steps to run: the cluster may be ready between two steps, and
-// apply --wait goes on following it.
-func specRolling(kc *api.KubernetesCluster) bool {
-	ro := kc.Status.SpecRollout
-	return ro != nil && ro.Generation == kc.Metadata.Generation && ro.Phase != api.SpecRolloutDone
-}
-
 // specStepLine says which step of kc's spec rollout runs, or is next, and
 // what it waits for: "" when none does.
 func specStepLine(kc *api.KubernetesCluster) string {

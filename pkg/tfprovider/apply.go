@@ -315,9 +315,7 @@ func (r *objectResource) waitPhase(ctx context.Context, name string, o options) 
 		switch {
 		case !o.wait || r.k.apiKind != api.KindKubernetesCluster:
 			return phase, nil
-		case phase == api.PhaseReady && obj.(*api.KubernetesCluster).Status.StaleFor(time.Now()) == 0:
-			// A ready phase no health pass refreshed lately is the last
-			// word of controllers that went down: wait for a current one.
+		case obj.(*api.KubernetesCluster).ReadyAt(time.Now()):
 			return phase, nil
 		case phase == api.PhaseDegraded:
 			return phase, fmt.Errorf("wait for %s to be ready: it is degraded", name)

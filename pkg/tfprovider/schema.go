@@ -88,7 +88,7 @@ func buildKindSchema(resource, schemaFile, what string) (kindSchema, error) {
 		attrPlanRef: schema.StringAttribute{Computed: true,
 			Description: "The controller plan (raft index and hash) the last change was reviewed as and applied from: apply sends it back and the controller refuses it when anything changed since (stale plan)."},
 		attrWaitReady: schema.BoolAttribute{Optional: true,
-			Description: "Wait after create and update until the phase is ready (an error when it becomes degraded or timeout passes), and after destroy until the object is gone."},
+			Description: "Wait after create and update until the cluster is ready as kctl kubernetes apply --wait sees it (phase ready, its spec rolled out on every node, a current status; an error when it becomes degraded or timeout passes), and after destroy until the object is gone."},
 		attrTimeout:      schema.StringAttribute{Optional: true, Description: "How long wait_ready waits, a Go duration (default " + defaultTimeout.String() + ")."},
 		attrPurgeVolumes: schema.BoolAttribute{Optional: true, Description: "Destroy also removes the volumes kcore created for the cluster, with their data (like kctl kubernetes delete --purge-volumes). Default false: volumes are kept."},
 		attrForceDelete:  schema.BoolAttribute{Optional: true, Description: "Destroy tears the cluster down even where nodes do not answer (like kctl kubernetes delete --force)."},
