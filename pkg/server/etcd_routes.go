@@ -124,26 +124,18 @@ func (s *Server) listEtcdSnapshots(c *call) (any, error) {
 	return out, nil
 }
 
-// restoreCASAttempts bounds how often restoreEtcd reads the cluster and
-// tries its compare-and-set: another write to the cluster (the
-// orchestrator's status) may commit between the read and the put.
-const restoreCASAttempts = 3
-
 // restoreEtcd answers POST /v1/clusters/{name}/etcd/restore: it records
 // the restore request in the cluster's status (CAS on the cluster) and sets
 // the phase to updating; the orchestrator does the restore. It refuses an
 // unknown snapshot, a cluster being deleted and a second restore while one
 // runs. When another write to the cluster got in between its read and its
-// put, it reads again and tries again (restoreCASAttempts in all), each
-// attempt under a request id of its own derived from the caller's, so a
-// retry of the whole call replays the same attempts.
+// put, it reads again and tries again (retryCAS).
 func (s *Server) restoreEtcd(c *call) (any, error) {
 	var req apiv1.EtcdRestoreRequest
 	if err := decodeStrict(c.r.Body, &req); err != nil {
 		return nil, err
 	}
-	reqID := c.clientReqID
-	for attempt := 1; ; attempt++ {
+	return retryCAS(c, func() (any, error) {
 		kc, obj, err := s.storedCluster(c)
 		if err != nil {
 			return nil, err
@@ -152,19 +144,11 @@ func (s *Server) restoreEtcd(c *call) (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		idx, err := s.applyAudited(c, op)
-		if errors.Is(err, store.ErrConflict) && attempt < restoreCASAttempts {
-			if reqID != "" {
-				c.clientReqID = fmt.Sprintf("%s.%d", reqID, attempt+1)
-			}
-			continue
-		}
-		if err != nil {
+		if resp.Index, err = s.applyAudited(c, op); err != nil {
 			return nil, err
 		}
-		resp.Index = idx
 		return resp, nil
-	}
+	})
 }
 
 // restoreRequest is the CAS put that records a restore of kc from snapshot

@@ -217,7 +217,7 @@ func TestEtcdRestoreRoute(t *testing.T) {
 // TestEtcdRestoreAfterConcurrentWrites: a status write that commits
 // between the route's read of the cluster and its put makes the route read
 // again and try again, the other write kept; it answers 409 only when
-// every one of its restoreCASAttempts attempts lost that race.
+// every one of its casAttempts attempts lost that race.
 func TestEtcdRestoreAfterConcurrentWrites(t *testing.T) {
 	for _, tc := range []struct {
 		name      string
@@ -225,7 +225,7 @@ func TestEtcdRestoreAfterConcurrentWrites(t *testing.T) {
 		want      int
 	}{
 		{"one write in between", 1, http.StatusOK},
-		{"a write before every attempt", restoreCASAttempts, http.StatusConflict},
+		{"a write before every attempt", casAttempts, http.StatusConflict},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEtcdRouteEnv(t, api.ClusterStatus{Phase: api.PhaseReady})

@@ -43,11 +43,13 @@ func updateTransition(action string, u *api.ClusterUpdate, reason string) error 
 // updateAction serves POST /v1/updates/{name}/{action}: the controller
 // reads the stored ClusterUpdate, makes the action's transition and
 // stores the result on the condition that the update did not change since
-// it was read (and, with ?cas=N, that its ModifyIndex is still N, the
-// version the caller looked at), together with the call's audit entry.
-// A transition the update's phase does not allow is a conflict. With a
-// request id the action is applied at most once: a retry after the first
-// attempt landed answers as that attempt did.
+// it was read, together with the call's audit entry. With ?cas=N the update's
+// ModifyIndex must still be N, the version the caller looked at; without,
+// a write that got in between the read and the put (the roller's progress)
+// makes it read again and try again (retryCAS). A transition the update's
+// phase does not allow is a conflict. With a request id the action is
+// applied at most once: a retry after an attempt landed answers as that
+// attempt did.
 func (s *Server) updateAction(action string) func(*call) (any, error) {
 	return func(c *call) (any, error) {
 		name := c.r.PathValue("name")
@@ -58,42 +60,57 @@ func (s *Server) updateAction(action string) func(*call) (any, error) {
 		if err := emptyBody(c); err != nil {
 			return nil, err
 		}
-		st := s.backend.State()
-		o, found := st.Get(api.KindClusterUpdate, name)
-		if !found {
-			return nil, notFound("%s/%s not found", api.KindClusterUpdate, name)
+		reqID := c.clientReqID
+		if expect != nil {
+			return s.updateOnce(c, action, name, expect, reqID)
 		}
-		if c.clientReqID != "" {
-			// Read after the object: when the id is not remembered now,
-			// the object read predates any earlier attempt's write.
-			if _, seen := st.Recent(c.caller(), c.clientReqID); seen {
+		return retryCAS(c, func() (any, error) { return s.updateOnce(c, action, name, nil, reqID) })
+	}
+}
+
+// updateOnce is one attempt of an update action, under c's request id;
+// reqID is the caller's, whose every attempt's id it looks up for a replay.
+func (s *Server) updateOnce(c *call, action, name string, expect *uint64, reqID string) (any, error) {
+	st := s.backend.State()
+	o, found := st.Get(api.KindClusterUpdate, name)
+	if !found {
+		return nil, notFound("%s/%s not found", api.KindClusterUpdate, name)
+	}
+	if reqID != "" {
+		// Read after the object: when no attempt's id is remembered now,
+		// the object read predates every earlier attempt's write. An
+		// attempt that lost the compare-and-set is remembered too, but
+		// wrote nothing: the next one may still land.
+		for n := 1; n <= casAttempts; n++ {
+			if res, seen := st.Recent(c.caller(), attemptID(reqID, n)); seen && !errors.Is(res.Err, store.ErrConflict) {
+				c.clientReqID = attemptID(reqID, n)
 				return s.replayUpdate(c, o)
 			}
 		}
-		if expect != nil && *expect != o.ModifyIndex {
-			return nil, newError(apiv1.CodeConflict, "%s ClusterUpdate %s: it changed since it was read (modify index %d, not %d): %w", action, name, o.ModifyIndex, *expect, store.ErrConflict)
-		}
-		var u api.ClusterUpdate
-		if err := json.Unmarshal(o.Data, &u); err != nil {
-			return nil, fmt.Errorf("decode ClusterUpdate %s: %w", name, err)
-		}
-		from := u.Status.Phase
-		if err := updateTransition(action, &u, fmt.Sprintf("%s requested by %s", action, c.subject())); err != nil {
-			if errors.Is(err, rollout.ErrTransition) {
-				return nil, newError(apiv1.CodeConflict, "%s ClusterUpdate %s: %w", action, name, err)
-			}
-			return nil, err
-		}
-		data, err := json.Marshal(u)
-		if err != nil {
-			return nil, fmt.Errorf("encode ClusterUpdate %s: %w", name, err)
-		}
-		idx, err := s.applyAudited(c, store.Op{Put: &store.Put{Kind: api.KindClusterUpdate, Name: name, Data: data, ExpectModifyIndex: store.Expect(o.ModifyIndex)}})
-		if err != nil {
-			return nil, err
-		}
-		return apiv1.UpdateActionResponse{Index: idx, From: from, Phase: u.Status.Phase}, nil
 	}
+	if expect != nil && *expect != o.ModifyIndex {
+		return nil, newError(apiv1.CodeConflict, "%s ClusterUpdate %s: it changed since it was read (modify index %d, not %d): %w", action, name, o.ModifyIndex, *expect, store.ErrConflict)
+	}
+	var u api.ClusterUpdate
+	if err := json.Unmarshal(o.Data, &u); err != nil {
+		return nil, fmt.Errorf("decode ClusterUpdate %s: %w", name, err)
+	}
+	from := u.Status.Phase
+	if err := updateTransition(action, &u, fmt.Sprintf("%s requested by %s", action, c.subject())); err != nil {
+		if errors.Is(err, rollout.ErrTransition) {
+			return nil, newError(apiv1.CodeConflict, "%s ClusterUpdate %s: %w", action, name, err)
+		}
+		return nil, err
+	}
+	data, err := json.Marshal(u)
+	if err != nil {
+		return nil, fmt.Errorf("encode ClusterUpdate %s: %w", name, err)
+	}
+	idx, err := s.applyAudited(c, store.Op{Put: &store.Put{Kind: api.KindClusterUpdate, Name: name, Data: data, ExpectModifyIndex: store.Expect(o.ModifyIndex)}})
+	if err != nil {
+		return nil, err
+	}
+	return apiv1.UpdateActionResponse{Index: idx, From: from, Phase: u.Status.Phase}, nil
 }
 
 // replayUpdate answers a retried update action whose request id the

@@ -129,6 +129,23 @@ func TestUpdateActionsRefuseWhatTheyMayNotDo(t *testing.T) {
 	}
 }
 
+// approveReplayed sends olga's approve at path again under the request
+// headers id: it must be answered as first was, writing nothing (u1 stays
+// at idx).
+func (e *etcdRouteEnv) approveReplayed(path string, id map[string]string, first string, idx uint64) {
+	e.t.Helper()
+	code, again := e.serve("olga", apiv1.RoleOperator, http.MethodPost, path, "", id)
+	var a, b apiv1.UpdateActionResponse
+	_ = json.Unmarshal([]byte(first), &a)
+	_ = json.Unmarshal([]byte(again), &b)
+	if code != http.StatusOK || b.Index != a.Index || b.Phase != rollout.PhaseApproved {
+		e.t.Fatalf("retry = %d %s, want the first answer %s", code, again, first)
+	}
+	if _, now := e.storedUpdate("u1"); now != idx {
+		e.t.Errorf("the retry wrote the update again (%d → %d)", idx, now)
+	}
+}
+
 // TestUpdateActionAppliedOnce: a retry of an action with the same request
 // id, after the first attempt landed, answers as the first did (replayed)
 // instead of failing on the phase the first attempt made, and applies and
@@ -145,16 +162,7 @@ func TestUpdateActionAppliedOnce(t *testing.T) {
 	}
 	_, idx := e.storedUpdate("u1")
 	audits := len(e.be.st.List(apiv1.KindAudit))
-	code, again := e.serve("olga", apiv1.RoleOperator, http.MethodPost, path, "", id)
-	var a, b apiv1.UpdateActionResponse
-	_ = json.Unmarshal([]byte(first), &a)
-	_ = json.Unmarshal([]byte(again), &b)
-	if code != http.StatusOK || b.Index != a.Index || b.Phase != rollout.PhaseApproved {
-		t.Fatalf("retry = %d %s, want the first answer %s", code, again, first)
-	}
-	if _, now := e.storedUpdate("u1"); now != idx {
-		t.Errorf("the retry wrote the update again (%d → %d)", idx, now)
-	}
+	e.approveReplayed(path, id, first, idx)
 	if n := len(e.be.st.List(apiv1.KindAudit)); n != audits {
 		t.Errorf("the retry added %d audit entries", n-audits)
 	}
@@ -197,5 +205,50 @@ func TestRawWritesOfPlannedKindsRefusedForEveryRole(t *testing.T) {
 	}
 	if after := e.be.st.KindIndex(api.KindKubernetesCluster) + e.be.st.KindIndex(api.KindClusterUpdate); after != before {
 		t.Errorf("refused writes changed clusters or updates (%d → %d)", before, after)
+	}
+}
+
+// TestUpdateActionAfterConcurrentWrites: a write to the update that commits
+// between the route's read and its put (the roller's progress) makes the
+// route read again and transition the new version, the other write kept;
+// it answers 409 only when every one of its casAttempts attempts lost. A
+// retry of the whole call under the same request id, after a later attempt
+// landed, is answered as that attempt was and applies nothing again.
+func TestUpdateActionAfterConcurrentWrites(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		interpose int
+		want      int
+	}{
+		{"one write in between", 1, http.StatusOK},
+		{"two writes in between", casAttempts - 1, http.StatusOK},
+		{"a write before every attempt", casAttempts, http.StatusConflict},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEtcdRouteEnv(t, api.ClusterStatus{})
+			e.seedUpdate("u1", rollout.PhasePending)
+			u, _ := e.storedUpdate("u1")
+			u.Status.Message = "roller progress"
+			data, _ := json.Marshal(u)
+			e.be.interposed, _ = store.Put{Kind: api.KindClusterUpdate, Name: "u1", Data: data}.Command()
+			e.be.interpose = tc.interpose
+			id := map[string]string{apiv1.HeaderRequestID: "approve-u1-race-0001"}
+			path := apiv1.UpdateActionPath("u1", apiv1.UpdateApprove)
+			code, first := e.serve("olga", apiv1.RoleOperator, http.MethodPost, path, "", id)
+			if code != tc.want {
+				t.Fatalf("approve = %d %s, want %d", code, first, tc.want)
+			}
+			got, idx := e.storedUpdate("u1")
+			if got.Status.Message != "roller progress" && tc.want == http.StatusOK {
+				t.Errorf("the concurrent write was lost: message %q", got.Status.Message)
+			}
+			if approved := got.Status.Phase == rollout.PhaseApproved; approved != (tc.want == http.StatusOK) {
+				t.Fatalf("phase %s after %d", got.Status.Phase, code)
+			}
+			if tc.want != http.StatusOK {
+				return
+			}
+			e.approveReplayed(path, id, first, idx)
+		})
 	}
 }
