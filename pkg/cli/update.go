@@ -69,7 +69,7 @@ func newUpdateStatusCmd(s Streams) *cobra.Command {
 				return err
 			}
 			defer c.Close()
-			u, _, err := getUpdate(cmd, c, args[0])
+			u, err := getUpdate(cmd, c, args[0])
 			if err != nil {
 				return err
 			}
@@ -109,7 +109,7 @@ func newUpdateActionCmd(s Streams, a updateAction) *cobra.Command {
 	return &cobra.Command{
 		Use:     a.name + " NAME",
 		Short:   a.short,
-		Long:    a.long + " The controller makes the change, on the condition that the stored update did not change since kctl read it.",
+		Long:    a.long + " The controller makes the change on the update as stored when the call arrives, so the roller's progress meanwhile does not make it fail; a phase that does not allow it is refused.",
 		Example: "  kctl update " + a.name + " release-0-5-0",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -118,11 +118,11 @@ func newUpdateActionCmd(s Streams, a updateAction) *cobra.Command {
 				return err
 			}
 			defer c.Close()
-			u, o, err := getUpdate(cmd, c, args[0])
+			u, err := getUpdate(cmd, c, args[0])
 			if err != nil {
 				return err
 			}
-			res, err := c.UpdateAction(cmdContext(cmd), u.Metadata.Name, a.name, &o)
+			res, err := c.UpdateAction(cmdContext(cmd), u.Metadata.Name, a.name, nil)
 			if err != nil {
 				return fmt.Errorf("%s ClusterUpdate %s: %w", a.name, u.Metadata.Name, err)
 			}
@@ -156,15 +156,15 @@ func stepLine(i int, st api.UpdateStep, now time.Time) string {
 	return strings.TrimRight(line, " ")
 }
 
-// getUpdate reads a stored ClusterUpdate and its ModifyIndex.
-func getUpdate(cmd *cobra.Command, c *client.Client, name string) (*api.ClusterUpdate, uint64, error) {
+// getUpdate reads a stored ClusterUpdate.
+func getUpdate(cmd *cobra.Command, c *client.Client, name string) (*api.ClusterUpdate, error) {
 	o, err := c.Get(cmdContext(cmd), api.KindClusterUpdate, name)
 	if err != nil {
-		return nil, 0, fmt.Errorf("get ClusterUpdate %s: %w", name, err)
+		return nil, fmt.Errorf("get ClusterUpdate %s: %w", name, err)
 	}
 	var u api.ClusterUpdate
 	if err := json.Unmarshal(o.Data, &u); err != nil {
-		return nil, 0, fmt.Errorf("decode ClusterUpdate %s: %w", name, err)
+		return nil, fmt.Errorf("decode ClusterUpdate %s: %w", name, err)
 	}
-	return &u, o.ModifyIndex, nil
+	return &u, nil
 }

@@ -116,10 +116,11 @@ func (c *Client) Put(ctx context.Context, kind, name string, obj any, cas *uint6
 // apiv1.UpdateActions) with POST /v1/updates/{name}/{action}: the
 // controller makes the rollout transition and records it in the audit log
 // under the action's name. With cas set the action only happens when the
-// update's ModifyIndex still equals *cas; otherwise, or when the update
-// changed while the controller made the transition, it fails with
-// ErrConflict, as it does when the update's phase does not allow the
-// action. Like Put, the call carries a request id every retry reuses, so
+// update's ModifyIndex still equals *cas, else it fails with ErrConflict;
+// without, the controller acts on the update as stored when the call
+// arrives (a write that commits while it makes the transition makes it
+// read again, a few times at most). It fails with ErrConflict too when the
+// update's phase does not allow the action. Like Put, the call carries a request id every retry reuses, so
 // it is applied at most once.
 func (c *Client) UpdateAction(ctx context.Context, name, action string, cas *uint64) (apiv1.UpdateActionResponse, error) {
 	var out apiv1.UpdateActionResponse
