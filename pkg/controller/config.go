@@ -120,6 +120,10 @@ type Config struct {
 	// certificate files when they changed and renews its certificate when
 	// due; default DefaultCertCheckInterval.
 	CertCheckInterval time.Duration
+	// SnapshotCopyInterval is how often the replica copies the etcd
+	// snapshot files it lacks from the others; default
+	// DefaultSnapshotCopyInterval, negative never.
+	SnapshotCopyInterval time.Duration
 
 	// reportSchema, when set, is the controller schema the replica
 	// records in its Member object instead of version.Schema: a test hook
@@ -176,6 +180,9 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.CertCheckInterval <= 0 {
 		c.CertCheckInterval = DefaultCertCheckInterval
+	}
+	if c.SnapshotCopyInterval == 0 {
+		c.SnapshotCopyInterval = DefaultSnapshotCopyInterval
 	}
 	if c.EncryptionKeyFile == "" {
 		c.EncryptionKeyFile = filepath.Join(c.PKIDir, FileEncryptionKey)

@@ -125,6 +125,10 @@ func Start(ctx context.Context, cfg Config) (*Controller, error) {
 	go c.recordSelfWhenLeader()
 	go c.recordSelfWhenFollower()
 	go c.summarise()
+	if cfg.SnapshotCopyInterval > 0 {
+		c.wg.Add(1)
+		go c.copySnapshots()
+	}
 	if !cfg.NoOrchestrator {
 		c.wg.Add(2)
 		go c.orchestrate()

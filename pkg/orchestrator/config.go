@@ -113,7 +113,7 @@ type Config struct {
 	// FetchSnapshot returns the sealed file of a snapshot from one of the
 	// replicas that hold it, for a restore on a leader that has none; nil
 	// abandons such a restore.
-	FetchSnapshot func(ctx context.Context, name string, replicas []string) ([]byte, error)
+	FetchSnapshot etcdsnap.Fetcher
 }
 
 func (c Config) withDefaults() (Config, error) {

@@ -52,21 +52,18 @@ func (o *Orchestrator) restoreInput(c *api.KubernetesCluster, status *api.Cluste
 // replica that holds the file (kept here afterwards).
 func (o *Orchestrator) openSnapshot(name string) ([]byte, error) {
 	st := o.cfg.Node.State()
-	info, gz, err := etcdsnap.OpenWith(o.cfg.Backups, o.cfg.Keyring, st, name)
+	_, gz, err := etcdsnap.OpenWith(o.cfg.Backups, o.cfg.Keyring, st, name)
 	if !errors.Is(err, etcdsnap.ErrNotLocal) || o.cfg.Backups == nil || o.cfg.FetchSnapshot == nil {
 		return gz, err
 	}
-	if info, err = etcdsnap.Lookup(st, name); err != nil {
+	info, err := etcdsnap.Lookup(st, name)
+	if err != nil {
 		return nil, err
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), etcdsnap.DefaultTimeout)
 	defer cancel()
-	sealed, err := o.cfg.FetchSnapshot(ctx, name, info.Replicas)
-	if err != nil {
-		return nil, fmt.Errorf("fetch etcd snapshot %s from %v: %w", name, info.Replicas, err)
-	}
-	if err := o.cfg.Backups.WriteSealed(name, sealed); err != nil {
-		return nil, err
+	if err := etcdsnap.KeepFetched(ctx, o.cfg.Backups, o.cfg.FetchSnapshot, info); err != nil {
+		return nil, fmt.Errorf("fetch etcd snapshot %s: %w", name, err)
 	}
 	_, gz, err = etcdsnap.OpenWith(o.cfg.Backups, o.cfg.Keyring, st, name)
 	return gz, err

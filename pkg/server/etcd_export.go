@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strconv"
 
 	"kcore.dev/kcore/pkg/apiv1"
@@ -71,12 +72,8 @@ func (s *Server) openEtcdSnapshot(ctx context.Context, name string) (apiv1.EtcdS
 	if info, err = etcdsnap.Lookup(st, name); err != nil {
 		return info, nil, err
 	}
-	sealed, err := s.FetchEtcdSnapshot(ctx, name, info.Replicas)
-	if err != nil {
-		return info, nil, newError(apiv1.CodeConflict, "etcd snapshot %s is on %v, which cannot send it: %v", name, info.Replicas, err)
-	}
-	if err := s.snapFiles.WriteSealed(name, sealed); err != nil {
-		return info, nil, err
+	if err := etcdsnap.KeepFetched(ctx, s.snapFiles, s.FetchEtcdSnapshot, info); err != nil {
+		return info, nil, newError(apiv1.CodeConflict, "etcd snapshot %s: no replica sent a copy that opens: %v", name, err)
 	}
 	return etcdsnap.OpenWith(s.snapFiles, s.keyring, st, name)
 }
@@ -106,13 +103,23 @@ func (s *Server) etcdSnapshotFile(c *call) (any, error) {
 }
 
 // FetchEtcdSnapshot returns the sealed file of snapshot name from the first
-// of replicas (raft ids) that sends it, over the controllers' mutual TLS.
+// replica that sends it, over the controllers' mutual TLS: those in replicas
+// (raft ids, the record's holders) first, then every other member, since
+// each replica keeps copies (etcdsnap.CopyMissing).
 func (s *Server) FetchEtcdSnapshot(ctx context.Context, name string, replicas []string) ([]byte, error) {
 	if s.forwarder == nil {
 		return nil, errors.New("fetch etcd snapshot: no replica client configured")
 	}
+	ask := slices.Clone(replicas)
+	if peers, err := s.backend.Peers(ctx); err == nil {
+		for _, p := range peers {
+			if !slices.Contains(ask, p.ID) && p.ID != s.backend.ID() {
+				ask = append(ask, p.ID)
+			}
+		}
+	}
 	var errs []error
-	for _, id := range replicas {
+	for _, id := range ask {
 		addr := s.memberHTTP(id)
 		if addr == "" || id == s.backend.ID() {
 			errs = append(errs, fmt.Errorf("%s: no API address recorded", id))
