@@ -1,13 +1,9 @@
 package e2e
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -17,6 +13,7 @@ import (
 
 	"kcore.dev/kcore/pkg/api"
 	"kcore.dev/kcore/pkg/manifest"
+	"kcore.dev/kcore/tests/tofu"
 )
 
 // Bounds of the Terraform scenario.
@@ -34,93 +31,17 @@ const (
 // tofuEnv is a tofu working directory with the provider installed through
 // a dev override and configured from the lab's kctl context.
 type tofuEnv struct {
-	t    *testing.T
-	l    *lab
-	bin  string
-	dir  string
-	vars []string
-}
-
-// labTofu finds the tofu binary the Makefile builds (scripts/build-tofu.sh
-// into the same cache as the Kubernetes binaries; KCORE_TOFU names
-// another) and skips without it, unless KCORE_TOFU_REQUIRED is set.
-func labTofu(t *testing.T, l *lab) string {
-	t.Helper()
-	bin := os.Getenv("KCORE_TOFU")
-	if bin == "" {
-		bin = filepath.Join(l.k8sBin, "tofu")
-	}
-	if _, err := os.Stat(bin); err != nil {
-		if os.Getenv("KCORE_TOFU_REQUIRED") != "" {
-			t.Fatalf("KCORE_TOFU_REQUIRED is set but there is no tofu at %s (run make tofu): %v", bin, err)
-		}
-		t.Skipf("SKIP: no tofu at %s; build it with make tofu (make test does)", bin)
-	}
-	return bin
+	*tofu.Dir
+	t *testing.T
+	l *lab
 }
 
 // newTofuEnv builds the provider and writes the CLI configuration that
-// installs it.
+// installs it (tofu.New); it skips without the tofu the Makefile builds.
 func newTofuEnv(t *testing.T, l *lab) *tofuEnv {
 	t.Helper()
-	e := &tofuEnv{t: t, l: l, bin: labTofu(t, l), dir: t.TempDir()}
-	plugins := filepath.Join(e.dir, "plugins")
-	for _, d := range []string{plugins, filepath.Join(e.dir, "home")} {
-		if err := os.MkdirAll(d, 0o700); err != nil {
-			t.Fatal(err)
-		}
-	}
-	ctx, cancel := context.WithTimeout(t.Context(), tofuBuildTimeout)
-	defer cancel()
-	build := exec.CommandContext(ctx, "go", "build", "-o", filepath.Join(plugins, "terraform-provider-kcore"), "./cmd/terraform-provider-kcore")
-	build.Dir = l.repo
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build the provider: %v\n%s", err, out)
-	}
-	cli := "provider_installation {\n  dev_overrides {\n    \"kcore/kcore\" = " + strconv.Quote(plugins) + "\n  }\n  direct {}\n}\n"
-	if err := os.WriteFile(filepath.Join(e.dir, "tofurc"), []byte(cli), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	e.vars = []string{
-		"TF_CLI_CONFIG_FILE=" + filepath.Join(e.dir, "tofurc"),
-		"TF_IN_AUTOMATION=1", "TF_INPUT=0", "CHECKPOINT_DISABLE=1",
-		"HOME=" + filepath.Join(e.dir, "home"), "PATH=" + os.Getenv("PATH"),
-	}
-	return e
-}
-
-// run runs tofu with args (-no-color added but to state commands) and
-// returns its combined output and exit code.
-func (e *tofuEnv) run(args ...string) (string, int) {
-	e.t.Helper()
-	ctx, cancel := context.WithTimeout(e.t.Context(), tofuCommandTimeout)
-	defer cancel()
-	if args[0] != "state" {
-		args = append(args[:1:1], append([]string{"-no-color"}, args[1:]...)...)
-	}
-	cmd := exec.CommandContext(ctx, e.bin, args...)
-	cmd.Dir, cmd.Env = e.dir, e.vars
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	err := cmd.Run()
-	var ee *exec.ExitError
-	switch {
-	case errors.As(err, &ee):
-		return out.String(), ee.ExitCode()
-	case err != nil:
-		e.t.Fatalf("tofu %s: %v\n%s", strings.Join(args, " "), err, out.String())
-	}
-	return out.String(), 0
-}
-
-// must runs tofu and fails the test unless it exits 0.
-func (e *tofuEnv) must(args ...string) string {
-	e.t.Helper()
-	out, code := e.run(args...)
-	if code != 0 {
-		e.t.Fatalf("tofu %s: exit %d\n%s", strings.Join(args, " "), code, out)
-	}
-	return out
+	d := tofu.New(t, tofu.Options{Repo: l.repo, BuildTimeout: tofuBuildTimeout, CommandTimeout: tofuCommandTimeout})
+	return &tofuEnv{Dir: d, t: t, l: l}
 }
 
 // clean fails the test unless tofu plans no change to a resource. The
@@ -128,15 +49,8 @@ func (e *tofuEnv) must(args ...string) string {
 // on every read.
 func (e *tofuEnv) clean(when string) {
 	e.t.Helper()
-	e.must("plan", "-out", "clean.plan")
-	ctx, cancel := context.WithTimeout(e.t.Context(), tofuCommandTimeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, e.bin, "show", "-json", "clean.plan")
-	cmd.Dir, cmd.Env = e.dir, e.vars
-	js, err := cmd.Output()
-	if err != nil {
-		e.t.Fatalf("tofu show -json: %v", err)
-	}
+	e.Must("plan", "-out", "clean.plan")
+	js := e.Output("show", "-json", "clean.plan")
 	var p struct {
 		ResourceChanges []struct {
 			Address string `json:"address"`
@@ -156,7 +70,7 @@ func (e *tofuEnv) clean(when string) {
 		}
 		planned = planned || rc.Address == "kcore_kubernetes_cluster.lab"
 		if !slices.Equal(rc.Change.Actions, []string{"no-op"}) {
-			e.t.Fatalf("plan %s: %s %v, want no change\n%s", when, rc.Address, rc.Change.Actions, e.must("show", "clean.plan"))
+			e.t.Fatalf("plan %s: %s %v, want no change\n%s", when, rc.Address, rc.Change.Actions, e.Must("show", "clean.plan"))
 		}
 	}
 	if !planned {
@@ -221,7 +135,7 @@ resource "kcore_kubernetes_cluster" "lab" {
 		fmt.Fprintf(&b, "  registry_mirror {\n    registry  = %s\n    endpoints = [%s]\n", hcl(m.Registry), strings.Join(quoted, ", "))
 		if m.CAPEM != "" {
 			pem := fmt.Sprintf("mirror-%d.pem", i)
-			if err := os.WriteFile(filepath.Join(e.dir, pem), []byte(m.CAPEM), 0o600); err != nil {
+			if err := os.WriteFile(filepath.Join(e.Path, pem), []byte(m.CAPEM), 0o600); err != nil {
 				e.t.Fatal(err)
 			}
 			fmt.Fprintf(&b, "    ca_pem    = file(\"${path.module}/%s\")\n", pem)
@@ -247,7 +161,7 @@ output "kubeconfig" {
   sensitive = true
 }
 `)
-	if err := os.WriteFile(filepath.Join(e.dir, "main.tf"), []byte(b.String()), 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(e.Path, "main.tf"), []byte(b.String()), 0o600); err != nil {
 		e.t.Fatal(err)
 	}
 }
@@ -256,11 +170,11 @@ output "kubeconfig" {
 // the VIP with the kubeconfig the kcore_kubeconfig data source issued.
 func (e *tofuEnv) readyThroughVIP() {
 	e.t.Helper()
-	if phase := strings.TrimSpace(e.must("output", "-raw", "phase")); phase != api.PhaseReady {
+	if phase := strings.TrimSpace(e.Must("output", "-raw", "phase")); phase != api.PhaseReady {
 		e.t.Fatalf("kcore_cluster_status says %q after apply, want %s", phase, api.PhaseReady)
 	}
-	file := filepath.Join(e.dir, "kubeconfig")
-	if err := os.WriteFile(file, []byte(e.must("output", "-raw", "kubeconfig")), 0o600); err != nil {
+	file := filepath.Join(e.Path, "kubeconfig")
+	if err := os.WriteFile(file, []byte(e.Must("output", "-raw", "kubeconfig")), 0o600); err != nil {
 		e.t.Fatal(err)
 	}
 	eventually(e.t, "/readyz through the VIP with the kubeconfig from tofu", 30*time.Second, func() error {
@@ -276,7 +190,7 @@ func (e *tofuEnv) readyThroughVIP() {
 func (e *tofuEnv) timedTofu(what string, args ...string) string {
 	e.t.Helper()
 	start := time.Now()
-	out := e.must(args...)
+	out := e.Must(args...)
 	e.t.Logf("%s: %s", what, time.Since(start).Round(100*time.Millisecond))
 	return out
 }
@@ -304,7 +218,7 @@ func testTerraform(t *testing.T, l *lab) {
 	}
 
 	e.write(kc, nil)
-	out := e.must("plan")
+	out := e.Must("plan")
 	for _, want := range []string{"kcore_kubernetes_cluster.lab will be created", "create cluster " + cluster} {
 		if !strings.Contains(out, want) {
 			t.Fatalf("the create plan does not say %q:\n%s", want, out)
@@ -318,7 +232,7 @@ func testTerraform(t *testing.T, l *lab) {
 
 	worker := []api.ClusterNode{{NodeID: spareNode, AdvertiseAddress: spareAddr, Iface: "eth0"}}
 	e.write(kc, worker)
-	out = e.must("plan")
+	out = e.Must("plan")
 	for _, want := range []string{"update in-place", "node " + spareNode, "worker_node"} {
 		if !strings.Contains(out, want) {
 			t.Fatalf("the plan adding %s does not say %q:\n%s", spareNode, want, out)
@@ -342,7 +256,7 @@ func testTerraform(t *testing.T, l *lab) {
 			t.Errorf("%s: units left after tofu destroy: %v", n.id, s.Units)
 		}
 	}
-	if left := strings.TrimSpace(e.must("state", "list")); left != "" {
+	if left := strings.TrimSpace(e.Must("state", "list")); left != "" {
 		t.Errorf("tofu state after destroy still lists:\n%s", left)
 	}
 }

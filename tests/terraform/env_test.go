@@ -1,14 +1,12 @@
 package terraform
 
 import (
-	"bytes"
 	"context"
 	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -24,69 +22,32 @@ import (
 	"kcore.dev/kcore/pkg/version"
 	"kcore.dev/kcore/tests/apiserve"
 	"kcore.dev/kcore/tests/harness"
+	"kcore.dev/kcore/tests/tofu"
 )
 
-// tofuTimeout bounds one tofu command.
-const tofuTimeout = 5 * time.Minute
-
-// buildTimeout bounds building the provider binary.
-const buildTimeout = 10 * time.Minute
-
-// tofuBinary finds the cached tofu, or skips (fails when required).
-func tofuBinary(t *testing.T) string {
-	t.Helper()
-	bin := os.Getenv("KCORE_TOFU")
-	if bin == "" {
-		cache := os.Getenv("KCORE_CACHE")
-		if cache == "" {
-			home, err := os.UserHomeDir()
-			if err != nil {
-				t.Fatal(err)
-			}
-			cache = filepath.Join(home, ".cache", "kcore")
-		}
-		bin = filepath.Join(cache, "bin", "current", "tofu")
-	}
-	if _, err := os.Stat(bin); err != nil {
-		if os.Getenv("KCORE_TOFU_REQUIRED") != "" {
-			t.Fatalf("KCORE_TOFU_REQUIRED is set but there is no tofu at %s (run scripts/build-tofu.sh): %v", bin, err)
-		}
-		t.Skipf("SKIP: no tofu at %s; run scripts/build-tofu.sh (make test does, and sets KCORE_TOFU_REQUIRED)", bin)
-	}
-	return bin
-}
-
-// buildProvider builds cmd/terraform-provider-kcore into dir.
-func buildProvider(t *testing.T, dir string) {
-	t.Helper()
-	_, file, _, _ := runtime.Caller(0)
-	root := filepath.Join(filepath.Dir(file), "..", "..")
-	ctx, cancel := context.WithTimeout(t.Context(), buildTimeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", filepath.Join(dir, "terraform-provider-kcore"), "./cmd/terraform-provider-kcore")
-	cmd.Dir = root
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("build provider: %v\n%s", err, out)
-	}
-}
+// Bounds of the tofu commands.
+const (
+	// tofuTimeout bounds one tofu command.
+	tofuTimeout = 5 * time.Minute
+	// buildTimeout bounds building the provider binary.
+	buildTimeout = 10 * time.Minute
+)
 
 // env is a controller of three replicas, a tofu working directory and
 // the credentials the provider uses.
 type env struct {
+	*tofu.Dir
 	t       *testing.T
 	c       *harness.Cluster
 	ca      *pki.CA
 	keyring *secrets.Keyring
 	cert    tls.Certificate
 	admin   *client.Client
-	tofu    string
-	dir     string
-	vars    []string
 }
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
-	tofu := tofuBinary(t)
+	tofu.Binary(t)
 	ca, err := pki.NewCA("kcore-test", time.Now(), 24*time.Hour)
 	if err != nil {
 		t.Fatal(err)
@@ -111,7 +72,7 @@ func newEnv(t *testing.T) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := &env{t: t, ca: ca, keyring: kr, cert: cert, tofu: tofu, dir: t.TempDir()}
+	e := &env{t: t, ca: ca, keyring: kr, cert: cert}
 	e.c = harness.New(t, harness.Options{Replicas: 3, Hooks: harness.Hooks{Started: e.startAPI, Stopping: apiserve.Stop}})
 	e.c.Eventually(harness.DefaultTimeout, func() error {
 		l := e.c.Leader()
@@ -134,8 +95,8 @@ func (e *env) startAPI(r *harness.Replica) error {
 	return apiserve.Start(r, server.Config{CA: e.ca, Keyring: e.keyring, ForwardTLS: server.ClientTLS(e.cert, e.ca.Pool())}, e.cert, e.ca)
 }
 
-// setup writes the admin credentials, the CLI configuration with the
-// provider's dev override, and builds the provider.
+// setup writes the admin credentials and makes the tofu working directory
+// (tofu.New builds the provider and installs it through a dev override).
 func (e *env) setup() {
 	t := e.t
 	kp, err := e.ca.Issue(pki.CertRequest{CommonName: "tofu-admin", Organization: []string{apiv1.RoleClusterAdmin}, Usage: pki.UsageClient, Validity: time.Hour}, time.Now())
@@ -151,39 +112,21 @@ func (e *env) setup() {
 		t.Fatal(err)
 	}
 	t.Cleanup(e.admin.Close)
-	creds := filepath.Join(e.dir, "creds")
-	plugins := filepath.Join(e.dir, "plugins")
-	for _, d := range []string{creds, plugins, filepath.Join(e.dir, "home")} {
-		if err := os.MkdirAll(d, 0o700); err != nil {
-			t.Fatal(err)
-		}
+	_, file, _, _ := runtime.Caller(0)
+	e.Dir = tofu.New(t, tofu.Options{Repo: filepath.Join(filepath.Dir(file), "..", ".."), BuildTimeout: buildTimeout, CommandTimeout: tofuTimeout})
+	creds := filepath.Join(e.Path, "creds")
+	if err := os.MkdirAll(creds, 0o700); err != nil {
+		t.Fatal(err)
 	}
 	for name, data := range map[string][]byte{"ca.pem": e.ca.CertPEM, "cert.pem": kp.CertPEM, "key.pem": kp.KeyPEM} {
 		if err := os.WriteFile(filepath.Join(creds, name), data, 0o600); err != nil {
 			t.Fatal(err)
 		}
 	}
-	buildProvider(t, plugins)
-	cli := `provider_installation {
-  dev_overrides {
-    "kcore/kcore" = "` + plugins + `"
-  }
-  direct {}
-}
-`
-	if err := os.WriteFile(filepath.Join(e.dir, "tofurc"), []byte(cli), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	e.vars = []string{
-		"TF_CLI_CONFIG_FILE=" + filepath.Join(e.dir, "tofurc"),
-		"TF_IN_AUTOMATION=1",
-		"TF_INPUT=0",
-		"CHECKPOINT_DISABLE=1",
-		"HOME=" + filepath.Join(e.dir, "home"),
-		"PATH=" + os.Getenv("PATH"),
-		"TF_VAR_addresses=[\"" + strings.Join(addrs, "\",\"") + "\"]",
-		"TF_VAR_creds=" + creds,
-	}
+	e.Env = append(e.Env,
+		"TF_VAR_addresses=[\""+strings.Join(addrs, "\",\"")+"\"]",
+		"TF_VAR_creds="+creds,
+	)
 }
 
 // providerBlock is the head of every configuration: the provider from the
@@ -208,44 +151,9 @@ provider "kcore" {
 // write replaces the configuration's main.tf.
 func (e *env) write(body string) {
 	e.t.Helper()
-	if err := os.WriteFile(filepath.Join(e.dir, "main.tf"), []byte(providerBlock+body), 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(e.Path, "main.tf"), []byte(providerBlock+body), 0o600); err != nil {
 		e.t.Fatal(err)
 	}
-}
-
-// run runs tofu with args in the working directory and returns its
-// combined output and exit code.
-func (e *env) run(args ...string) (string, int) {
-	e.t.Helper()
-	ctx, cancel := context.WithTimeout(e.t.Context(), tofuTimeout)
-	defer cancel()
-	if args[0] != "state" {
-		args = append(args[:1:1], append([]string{"-no-color"}, args[1:]...)...)
-	}
-	cmd := exec.CommandContext(ctx, e.tofu, args...)
-	cmd.Dir = e.dir
-	cmd.Env = e.vars
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	err := cmd.Run()
-	var ee *exec.ExitError
-	switch {
-	case errors.As(err, &ee):
-		return out.String(), ee.ExitCode()
-	case err != nil:
-		e.t.Fatalf("tofu %s: %v\n%s", strings.Join(args, " "), err, out.String())
-	}
-	return out.String(), 0
-}
-
-// must runs tofu and fails the test unless it exits 0.
-func (e *env) must(args ...string) string {
-	e.t.Helper()
-	out, code := e.run(args...)
-	if code != 0 {
-		e.t.Fatalf("tofu %s: exit %d\n%s", strings.Join(args, " "), code, out)
-	}
-	return out
 }
 
 // putNode registers a ready node whose enp6s0 holds addr/24.

@@ -89,7 +89,7 @@ type kubeconfigFile struct {
 // own key.
 func (e *env) readKubeconfig(sec *pki.ClusterSecrets, server string) *x509.Certificate {
 	e.t.Helper()
-	raw := e.must("output", "-raw", "kubeconfig")
+	raw := e.Must("output", "-raw", "kubeconfig")
 	var kf kubeconfigFile
 	if err := yaml.Unmarshal([]byte(raw), &kf); err != nil {
 		e.t.Fatalf("decode the kubeconfig output: %v", err)
@@ -135,26 +135,26 @@ func TestKubeconfigDataSource(t *testing.T) {
 	e := newEnv(t)
 	e.putNode("node-201", "192.168.41.201")
 	e.write(cluster("lab", ""))
-	e.must("apply", "-auto-approve")
+	e.Must("apply", "-auto-approve")
 
 	e.write(cluster("lab", "") + kubeconfigBlocks)
-	out, code := e.run("plan")
+	out, code := e.Run("plan")
 	if code == 0 {
 		t.Fatalf("a kubeconfig for a cluster without a PKI was planned:\n%s", out)
 	}
 	mustContain(t, "kubeconfig before bootstrap", out, "read kcore_kubeconfig", "has no PKI yet")
 
 	sec := e.seedClusterPKI("lab")
-	e.must("apply", "-auto-approve")
+	e.Must("apply", "-auto-approve")
 	cert := e.readKubeconfig(sec, "https://192.168.41.201:6443")
-	user := strings.Trim(strings.TrimSpace(e.must("output", "user")), `"`)
+	user := strings.Trim(strings.TrimSpace(e.Must("output", "user")), `"`)
 	if want := pki.UserPrefix + "tofu-admin"; user != want || cert.Subject.CommonName != want {
 		t.Errorf("user output %q, certificate for %q; want %q", user, cert.Subject.CommonName, want)
 	}
 	if !slices.Contains(cert.Subject.Organization, pki.ClusterAdminsGroup) {
 		t.Errorf("certificate groups %v lack %s", cert.Subject.Organization, pki.ClusterAdminsGroup)
 	}
-	expires := strings.Trim(strings.TrimSpace(e.must("output", "expires")), `"`)
+	expires := strings.Trim(strings.TrimSpace(e.Must("output", "expires")), `"`)
 	if want := cert.NotAfter.UTC().Format(time.RFC3339); expires != want {
 		t.Errorf("expires output %q, certificate expires %s", expires, want)
 	}
@@ -164,7 +164,7 @@ func TestKubeconfigDataSource(t *testing.T) {
 		t.Errorf("certificate lives %s, want the ttl %s (the default is %s)", life, kubeconfigTTL, apiv1.DefaultKubeconfigTTL)
 	}
 
-	e.must("apply", "-refresh-only", "-auto-approve")
+	e.Must("apply", "-refresh-only", "-auto-approve")
 	again := e.readKubeconfig(sec, "https://192.168.41.201:6443")
 	if again.SerialNumber.Cmp(cert.SerialNumber) == 0 {
 		t.Errorf("a second read returned the same certificate (serial %s)", cert.SerialNumber)

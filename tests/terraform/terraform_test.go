@@ -74,17 +74,17 @@ func TestLifecycle(t *testing.T) {
 
 	// Create: the plan shows the defaults the controller fills in.
 	e.write(cluster("lab", ""))
-	out := e.must("plan")
+	out := e.Must("plan")
 	mustContain(t, "create plan", out, `kcore_kubernetes_cluster.lab will be created`, `cni`, `"cilium"`, `create cluster lab`)
-	e.must("apply", "-auto-approve")
+	e.Must("apply", "-auto-approve")
 	e.write(cluster("lab", "") + dataBlocks)
-	e.must("apply", "-auto-approve")
-	mustContain(t, "outputs", e.must("output"), `nodes = "node-201,node-202"`, `phase = "bootstrapping"`)
+	e.Must("apply", "-auto-approve")
+	mustContain(t, "outputs", e.Must("output"), `nodes = "node-201,node-202"`, `phase = "bootstrapping"`)
 	kc, ok := e.stored("lab")
 	if !ok || kc.Spec.ClusterCIDR != "10.245.0.0/16" || kc.Status.Phase != api.PhaseBootstrapping {
 		t.Fatalf("after create the controller stores %+v (stored %v)", kc, ok)
 	}
-	if out, code := e.run("plan", "-detailed-exitcode"); code != 0 {
+	if out, code := e.Run("plan", "-detailed-exitcode"); code != 0 {
 		t.Fatalf("plan right after create: exit %d, want 0 (no changes)\n%s", code, out)
 	}
 	// Without agents the orchestrator-less controller never marks it
@@ -93,9 +93,9 @@ func TestLifecycle(t *testing.T) {
 
 	// Update: a kube-apiserver flag; the plan lists the steps per node.
 	e.write(cluster("lab", apiArgs))
-	out = e.must("plan")
+	out = e.Must("plan")
 	mustContain(t, "update plan", out, "update in-place", "update cluster lab", "node node-201")
-	e.must("apply", "-auto-approve")
+	e.Must("apply", "-auto-approve")
 	if kc, _ = e.stored("lab"); kc.Spec.APIServer.ExtraArgs["audit-log-maxage"] != "30" {
 		t.Fatalf("after update the controller stores %+v", kc.Spec.APIServer)
 	}
@@ -105,7 +105,7 @@ func TestLifecycle(t *testing.T) {
 	// dropped; a membership change alone would plan as a scale) fails at
 	// plan, on its block.
 	e.write(cluster("lab", worker))
-	out, code := e.run("plan")
+	out, code := e.Run("plan")
 	if code == 0 {
 		t.Fatalf("plan of a membership change succeeded:\n%s", out)
 	}
@@ -116,12 +116,12 @@ func TestLifecycle(t *testing.T) {
 
 	// Stale: a saved plan is refused once the cluster changed after it.
 	e.write(cluster("lab", ""))
-	e.must("plan", "-out", "saved.plan")
+	e.Must("plan", "-out", "saved.plan")
 	changed := kc
 	changed.Metadata.Labels = map[string]string{"team": "ops"}
 	e.applyDirect(changed)
 	e.markReady("lab")
-	out, code = e.run("apply", "saved.plan")
+	out, code = e.Run("apply", "saved.plan")
 	if code == 0 {
 		t.Fatalf("a stale saved plan was applied:\n%s", out)
 	}
@@ -137,12 +137,12 @@ func TestLifecycle(t *testing.T) {
 
 	// Drift: the label set outside tofu shows in the next plan.
 	e.write(cluster("lab", apiArgs))
-	out, code = e.run("plan", "-detailed-exitcode")
+	out, code = e.Run("plan", "-detailed-exitcode")
 	if code != 2 {
 		t.Fatalf("plan after drift: exit %d, want 2 (changes)\n%s", code, out)
 	}
 	mustContain(t, "drift plan", out, `"team" = "ops"`)
-	e.must("apply", "-auto-approve")
+	e.Must("apply", "-auto-approve")
 	if kc, _ = e.stored("lab"); len(kc.Metadata.Labels) != 0 {
 		t.Fatalf("apply did not undo the drift: labels %v", kc.Metadata.Labels)
 	}
@@ -162,17 +162,17 @@ func TestLifecycle(t *testing.T) {
 		"10.97.0.10", "10.98.0.10", "node-201", "node-203", "192.168.41.201", "192.168.41.203",
 		"  purge_volumes             = true\n", "").Replace(cluster("lab", apiArgs))
 	e.write(cluster("lab", apiArgs) + otherCfg)
-	e.must("import", "kcore_kubernetes_cluster.other", "other")
-	show := e.must("state", "show", "kcore_kubernetes_cluster.other")
+	e.Must("import", "kcore_kubernetes_cluster.other", "other")
+	show := e.Must("state", "show", "kcore_kubernetes_cluster.other")
 	mustContain(t, "imported state", show, `cluster_cidr`, `"10.246.0.0/16"`, `node-203`)
 	e.markReady("other")
-	if out, code := e.run("plan", "-detailed-exitcode"); code != 0 {
+	if out, code := e.Run("plan", "-detailed-exitcode"); code != 0 {
 		t.Fatalf("plan after import: exit %d, want 0 (no changes)\n%s", code, out)
 	}
 
 	// Destroy: each cluster is deleted the way kctl kubernetes delete does;
 	// without agents the orchestrator-less controller keeps it deleting.
-	e.must("destroy", "-auto-approve")
+	e.Must("destroy", "-auto-approve")
 	for _, name := range []string{"lab", "other"} {
 		kc, ok := e.stored(name)
 		if ok && kc.Status.Phase != api.PhaseDeleting {

@@ -67,26 +67,26 @@ func TestClusterUpdate(t *testing.T) {
 
 	// Create: the plan is the controller's, with its defaults.
 	e.write(updateBlock("os", "  all_nodes = true\n"))
-	out := e.must("plan")
+	out := e.Must("plan")
 	mustContain(t, "create plan", out, `kcore_cluster_update.os will be created`, `create update os`, `"one-at-a-time"`, `"manual"`)
-	e.must("apply", "-auto-approve")
+	e.Must("apply", "-auto-approve")
 	u, ok := e.storedUpdate("os")
 	if !ok || u.Spec.Version != "0.5.0" || !u.Spec.AllNodes || u.Spec.Approval != api.ApprovalManual || u.Spec.Strategy != api.StrategyOneAtATime {
 		t.Fatalf("after create the controller stores %+v (stored %v)", u.Spec, ok)
 	}
-	if out, code := e.run("plan", "-detailed-exitcode"); code != 0 {
+	if out, code := e.Run("plan", "-detailed-exitcode"); code != 0 {
 		t.Fatalf("plan right after create: exit %d, want 0 (no changes)\n%s", code, out)
 	}
 
 	// Update: a batched strategy, changed in place with its diff planned.
 	e.write(updateBlock("os", "  all_nodes  = true\n  strategy   = \"batched\"\n  batch_size = 2\n"))
-	out = e.must("plan")
+	out = e.Must("plan")
 	mustContain(t, "update plan", out, "update in-place", "update update os", "spec.strategy", "spec.batchSize")
-	e.must("apply", "-auto-approve")
+	e.Must("apply", "-auto-approve")
 	if u, _ = e.storedUpdate("os"); u.Spec.Strategy != api.StrategyBatched || u.Spec.BatchSize != 2 {
 		t.Fatalf("after update the controller stores %+v", u.Spec)
 	}
-	if out, code := e.run("plan", "-detailed-exitcode"); code != 0 {
+	if out, code := e.Run("plan", "-detailed-exitcode"); code != 0 {
 		t.Fatalf("plan right after update: exit %d, want 0 (no changes)\n%s", code, out)
 	}
 
@@ -104,22 +104,22 @@ resource "kcore_cluster_update" "k8s" {
 }
 `
 	e.write(updateBlock("os", "  all_nodes  = true\n  strategy   = \"batched\"\n  batch_size = 2\n") + k8sCfg)
-	e.must("import", "kcore_cluster_update.k8s", "k8s")
-	mustContain(t, "imported state", e.must("state", "show", "kcore_cluster_update.k8s"), `"kubernetes"`, `"node-202"`)
-	if out, code := e.run("plan", "-detailed-exitcode"); code != 0 {
+	e.Must("import", "kcore_cluster_update.k8s", "k8s")
+	mustContain(t, "imported state", e.Must("state", "show", "kcore_cluster_update.k8s"), `"kubernetes"`, `"node-202"`)
+	if out, code := e.Run("plan", "-detailed-exitcode"); code != 0 {
 		t.Fatalf("plan after import: exit %d, want 0 (no changes)\n%s", code, out)
 	}
 
 	// Destroy: the plan names the removals, and both are gone.
-	out = e.must("plan", "-destroy")
+	out = e.Must("plan", "-destroy")
 	mustContain(t, "destroy plan", out, "kcore plan: delete os", "delete update os", "kcore plan: delete k8s")
-	e.must("destroy", "-auto-approve")
+	e.Must("destroy", "-auto-approve")
 	for _, name := range []string{"os", "k8s"} {
 		if u, ok := e.storedUpdate(name); ok {
 			t.Fatalf("after destroy the controller still stores %s: %+v", name, u)
 		}
 	}
-	if s := strings.TrimSpace(e.must("state", "list")); s != "" {
+	if s := strings.TrimSpace(e.Must("state", "list")); s != "" {
 		t.Fatalf("state after destroy still lists:\n%s", s)
 	}
 }
