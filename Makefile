@@ -83,11 +83,11 @@ test: deps lint unit e2e
 ## suites (RACE_PKGS) and the real-process tests (proccluster, chaos's
 ## GateRuns runs, keepalived, the commands, and tests/terraform, which needs
 ## the tofu built first: KCORE_TOFU_REQUIRED turns its skip into a failure).
-## RACE=-race runs RACE_PKGS under the race detector first, then the rest
-## (the real-process tests' servers are separate binaries it would not see
-## into); it is off by default until its run time and the orchestrator's
-## polls under it are measured on an idle machine (docs/chaos.md)
-RACE      ?=
+## RACE (default -race) runs RACE_PKGS under the race detector first, then
+## the rest without it (the real-process tests' servers are separate
+## binaries it would not see into); RACE= runs everything in one go test,
+## without it (docs/chaos.md)
+RACE      ?= -race
 RACE_PKGS := ./pkg/... ./tests/agents/ ./tests/apiserve/ ./tests/apply/ ./tests/gitops/ ./tests/harness/ ./tests/replication/ ./tests/security/
 unit: tofu
 ifeq ($(RACE),)
