@@ -279,7 +279,10 @@ debian_rootfs() {
   t=$SECONDS
   log "debian root filesystem … mmdebstrap $DEBIAN_SUITE with $DEBIAN_PACKAGES"
   rm -f "$out/bin/.debian.stamp"
-  mmdebstrap --quiet --variant=minbase --include="$DEBIAN_PACKAGES" \
+  rm -rf "$tar" "$tar.tmp"
+  # mmdebstrap picks its output format from the target's extension, and
+  # .tmp is none it knows: without --format=tar it writes a directory.
+  mmdebstrap --quiet --variant=minbase --format=tar --include="$DEBIAN_PACKAGES" \
     --dpkgopt='path-exclude=/usr/share/doc/*' --dpkgopt='path-exclude=/usr/share/man/*' \
     --dpkgopt='path-exclude=/usr/share/locale/*' "$DEBIAN_SUITE" "$tar.tmp"
   mv -f "$tar.tmp" "$tar"
