@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 
 	"kcore.dev/kcore/pkg/apiv1"
@@ -38,6 +39,10 @@ func KeepFetched(ctx context.Context, files *Files, fetch Fetcher, info apiv1.Et
 // KeepFetched, oldest name first, one at a time. It returns the names it
 // copied; the errors of those it could not are joined.
 func CopyMissing(ctx context.Context, files *Files, fetch Fetcher, st *store.State) ([]string, error) {
+	held, err := files.Names()
+	if err != nil {
+		return nil, err
+	}
 	objs := st.ListPrefix(apiv1.KindEtcdSnapshot, "")
 	sort.Slice(objs, func(i, j int) bool { return objs[i].Name < objs[j].Name })
 	var copied []string
@@ -55,7 +60,7 @@ func CopyMissing(ctx context.Context, files *Files, fetch Fetcher, st *store.Sta
 		if s.Location != apiv1.EtcdSnapshotOnController {
 			continue
 		}
-		if _, err := files.ReadSealed(o.Name); !errors.Is(err, ErrNotLocal) {
+		if slices.Contains(held, o.Name) {
 			continue
 		}
 		if err := KeepFetched(ctx, files, fetch, s.EtcdSnapshotInfo); err != nil {
