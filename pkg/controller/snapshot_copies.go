@@ -29,13 +29,9 @@ func (c *Controller) copySnapshots() {
 	case <-c.joined:
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
 	go func() {
-		select {
-		case <-c.stop:
-			cancel()
-		case <-ctx.Done():
-		}
+		<-c.stop
+		cancel()
 	}()
 	files := c.snapshotFiles()
 	tick := time.NewTicker(c.cfg.SnapshotCopyInterval)
