@@ -56,6 +56,11 @@ type ClusterSpec struct {
 	RegistryMirrors []RegistryMirror `json:"registryMirrors,omitempty" yaml:"registryMirrors,omitempty"`
 	// EtcdBackup schedules etcd backups kept on the controller; nil takes none.
 	EtcdBackup *EtcdBackupSpec `json:"etcdBackup,omitempty" yaml:"etcdBackup,omitempty"`
+	// CAGeneration counts the rotations of the cluster's certificate
+	// authorities: raising it rotates the cluster, etcd and front-proxy CAs
+	// with a dual-trust phase (kctl kubernetes rotate-ca). It never goes
+	// down; a new cluster starts with CAs of this generation.
+	CAGeneration int `json:"caGeneration,omitempty" yaml:"caGeneration,omitempty"`
 	// InitialCluster is accepted for compatibility and ignored on create: membership comes from the node lists.
 	InitialCluster string `json:"initialCluster,omitempty" yaml:"initialCluster,omitempty"`
 }
@@ -225,6 +230,12 @@ type ClusterStatus struct {
 	// Certificates are the cluster's stored certificates as the leader
 	// last read them (no keys): CAs first, then every leaf.
 	Certificates []CertificateStatus `json:"certificates,omitempty" yaml:"certificates,omitempty"`
+	// CAGeneration is the generation of the CAs that issue the cluster's
+	// certificates.
+	CAGeneration int `json:"caGeneration,omitempty" yaml:"caGeneration,omitempty"`
+	// CARotation is the rotation of the cluster's CAs in progress, nil
+	// when none is.
+	CARotation *CARotation `json:"caRotation,omitempty" yaml:"caRotation,omitempty"`
 	// EtcdStaleMembers are what the last health check found in etcd's
 	// membership that the manifest does not account for.
 	EtcdStaleMembers []StaleEtcdMember `json:"etcdStaleMembers,omitempty" yaml:"etcdStaleMembers,omitempty"`
@@ -272,6 +283,9 @@ type SpecRollout struct {
 	// Steps are the rollout's steps in order: scope control-plane (one node)
 	// or kubelet (a batch).
 	Steps []UpdateStep `json:"steps" yaml:"steps"`
+	// CA is the CA state (CAState.Key) the rollout was planned for: a
+	// phase of a CA rotation rolls out like a spec generation.
+	CA string `json:"ca,omitempty" yaml:"ca,omitempty"`
 	// Released are the nodes whose new state may be published, with the
 	// generation of the state they ran before it.
 	Released map[string]int64 `json:"released,omitempty" yaml:"released,omitempty"`

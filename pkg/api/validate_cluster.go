@@ -21,6 +21,9 @@ func (c *KubernetesCluster) Validate() Issues {
 	validateExtraArgs(v, s)
 	validateRegistryMirrors(v, s.RegistryMirrors)
 	validateEtcdBackup(v, s.EtcdBackup)
+	if s.CAGeneration < 0 || s.CAGeneration > MaxCAGeneration {
+		v.errorf("spec.caGeneration", "%d is out of range: a generation is 0 to %d", s.CAGeneration, MaxCAGeneration)
+	}
 	if s.InitialCluster != "" {
 		v.warnf("spec.initialCluster", "ignored on create: etcd membership comes from controlPlaneNodes, and the first entry bootstraps")
 	}

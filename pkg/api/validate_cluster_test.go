@@ -55,6 +55,9 @@ func TestClusterValidate(t *testing.T) {
 			withVolumes("", vol)(c)
 		}, nil, nil},
 		{"name not a DNS label", func(c *KubernetesCluster) { c.Metadata.Name = "Lab" }, []string{"error metadata.name"}, []string{"not a DNS label"}},
+		{"ca generation negative", func(c *KubernetesCluster) { c.Spec.CAGeneration = -1 }, []string{"error spec.caGeneration"}, []string{"out of range"}},
+		{"ca generation past the bound", func(c *KubernetesCluster) { c.Spec.CAGeneration = MaxCAGeneration + 1 }, []string{"error spec.caGeneration"}, []string{"out of range"}},
+		{"ca generation at the bound", func(c *KubernetesCluster) { c.Spec.CAGeneration = MaxCAGeneration }, nil, nil},
 		{"name required", func(c *KubernetesCluster) { c.Metadata.Name = "" }, []string{"error metadata.name"}, []string{"required"}},
 		{"node id not a DNS label", func(c *KubernetesCluster) { c.Spec.WorkerNodes[0].NodeID = "node_2" },
 			[]string{"error spec.workerNodes[0].nodeId"}, []string{"DNS label"}},
