@@ -59,6 +59,11 @@ type ClusterSecrets struct {
 	ControlPlanes map[string]*ControlPlaneSecrets `json:"controlPlanes,omitempty"`
 	// Nodes holds every member's kubelet certificates, by node id.
 	Nodes map[string]*NodeSecrets `json:"nodes,omitempty"`
+	// CAGeneration is the generation of CA, EtcdCA and FrontProxyCA
+	// (spec.caGeneration once a rotation to it reached its reissue phase).
+	CAGeneration int `json:"caGeneration,omitempty"`
+	// Rotation is the CA rotation in progress, nil when none is.
+	Rotation *CARotationSecrets `json:"caRotation,omitempty"`
 }
 
 // ControlPlaneSecrets are the certificates of one control-plane node.
@@ -97,7 +102,7 @@ type NodeSecrets struct {
 func (s *ClusterSecrets) AdminKubeconfig(c *api.KubernetesCluster) (string, error) {
 	for _, n := range c.Spec.ControlPlaneNodes {
 		if cp := s.ControlPlanes[n.NodeID]; cp != nil && len(cp.Admin.CertPEM) > 0 {
-			return Kubeconfig(c.Metadata.Name, c.Spec.APIServerEndpoint, s.CA.CertPEM, AdminCommonName, cp.Admin), nil
+			return Kubeconfig(c.Metadata.Name, c.Spec.APIServerEndpoint, s.ClusterTrust(), AdminCommonName, cp.Admin), nil
 		}
 	}
 	return "", fmt.Errorf("admin kubeconfig for %s: %w", c.Metadata.Name, ErrNoAdmin)
@@ -121,13 +126,24 @@ func (s *ClusterSecrets) Ensure(c *api.KubernetesCluster, now time.Time) ([]stri
 // lt (two thirds of its life, expired ones included), was signed by a CA
 // that is no longer s's, or no longer matches its request (names, SANs: a
 // VIP change reissues only the API server certificates). It drops the
-// certificates of nodes that left the cluster. It returns the names of
-// what it issued or removed, sorted, e.g. "controlPlanes/node-105/apiServer".
+// certificates of nodes that left the cluster. New secrets get CAs of
+// spec.caGeneration; stored ones whose generation spec.caGeneration passed
+// start a CA rotation to it (its trust phase) unless one runs. It returns
+// the names of what it issued or removed, sorted, e.g.
+// "controlPlanes/node-105/apiServer".
 func (s *ClusterSecrets) EnsureFor(c *api.KubernetesCluster, now time.Time, lt Lifetime) ([]string, error) {
 	if err := lt.Validate(); err != nil {
 		return nil, err
 	}
 	e := &ensurer{now: now, lifetime: lt}
+	switch {
+	case len(s.CA.CertPEM) == 0:
+		s.CAGeneration = c.Spec.CAGeneration
+	case s.Rotation == nil && c.Spec.CAGeneration > s.CAGeneration:
+		if err := e.startRotation(s, c.Spec.CAGeneration); err != nil {
+			return nil, err
+		}
+	}
 	cas, err := e.cas(s)
 	if err != nil {
 		return nil, err

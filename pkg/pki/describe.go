@@ -84,8 +84,10 @@ const placeholderMarker = "# kcore plan placeholder: "
 // instead of keys and certificates: every certificate slot holds its
 // subject, issuer and SANs as text and every key slot a note, so rendering
 // with it is deterministic, changes a certificate file exactly when Ensure
-// would reissue it for a changed request, and carries no key material. It
-// is for plans only; agents never receive it.
+// would reissue it for a changed request, and carries no key material.
+// The CAs are those of c.CAStateAfterApply: during a CA rotation both
+// generations are trusted and the leaves name their issuer's generation.
+// It is for plans only; agents never receive it.
 func Placeholder(c *api.KubernetesCluster) (*ClusterSecrets, error) {
 	reqs, err := leafRequests(c)
 	if err != nil {
@@ -98,15 +100,30 @@ func Placeholder(c *api.KubernetesCluster) (*ClusterSecrets, error) {
 	for _, n := range c.Spec.Members() {
 		s.Nodes[n.NodeID] = &NodeSecrets{}
 	}
-	ca := func(name, cn string) KeyPair {
+	// The CA state a render sees once c is applied (c.Status is the
+	// stored status, or a new cluster's with its spec's generation).
+	st := c.CAStateAfterApply(true)
+	s.CAGeneration = st.Generation
+	ca := func(name, cn string, gen int) KeyPair {
 		return KeyPair{
-			CertPEM: []byte(placeholderMarker + name + " certificate, CN=" + cn + ", self-signed\n"),
-			KeyPEM:  []byte(placeholderMarker + name + " private key, generated when the cluster is created\n"),
+			CertPEM: []byte(placeholderMarker + name + " certificate, CN=" + cn + generationNote(gen, ", generation %d") + ", self-signed\n"),
+			KeyPEM:  []byte(placeholderMarker + name + " private key" + generationNote(gen, " of generation %d") + ", generated when the cluster is created\n"),
 		}
 	}
-	s.CA = ca("ca", caName(caCluster))
-	s.EtcdCA = ca("etcdCa", caName(caEtcd))
-	s.FrontProxyCA = ca("frontProxyCa", caName(caFrontProxy))
+	s.CA = ca("ca", caName(caCluster), st.Generation)
+	s.EtcdCA = ca("etcdCa", caName(caEtcd), st.Generation)
+	s.FrontProxyCA = ca("frontProxyCa", caName(caFrontProxy), st.Generation)
+	if r := st.Rotation; r != nil {
+		other := r.To
+		if r.Phase == api.CARotationReissue {
+			other = r.From
+		}
+		s.Rotation = &CARotationSecrets{CARotation: *r,
+			CA:           ca("ca", caName(caCluster), other),
+			EtcdCA:       ca("etcdCa", caName(caEtcd), other),
+			FrontProxyCA: ca("frontProxyCa", caName(caFrontProxy), other),
+		}
+	}
 	s.ServiceAccount = KeyPair{
 		CertPEM: []byte(placeholderMarker + "serviceAccount public key\n"),
 		KeyPEM:  []byte(placeholderMarker + "serviceAccount private key, generated when the cluster is created\n"),
@@ -116,7 +133,7 @@ func Placeholder(c *api.KubernetesCluster) (*ClusterSecrets, error) {
 			continue
 		}
 		d := describe(r)
-		cert := fmt.Sprintf("%s%s certificate\nissuer: CN=%s\nsubject: %s\nsans: %s\n", placeholderMarker, d.Name, d.Issuer, d.Subject(), d.SANs())
+		cert := fmt.Sprintf("%s%s certificate\nissuer: CN=%s%s\nsubject: %s\nsans: %s\n", placeholderMarker, d.Name, d.Issuer, generationNote(st.Generation, " (generation %d)"), d.Subject(), d.SANs())
 		// Issue makes a new key with every certificate, so the key's
 		// placeholder changes whenever the certificate's does.
 		sum := sha256.Sum256([]byte(cert))
@@ -126,6 +143,15 @@ func Placeholder(c *api.KubernetesCluster) (*ClusterSecrets, error) {
 		}
 	}
 	return s, nil
+}
+
+// generationNote formats a CA generation for a placeholder, nothing for
+// the first generation (the placeholders of clusters that never rotated).
+func generationNote(gen int, format string) string {
+	if gen == 0 {
+		return ""
+	}
+	return fmt.Sprintf(format, gen)
 }
 
 // IsPlaceholder reports whether data is a Placeholder certificate or key.
@@ -164,6 +190,11 @@ func (s *ClusterSecrets) Inventory(c *api.KubernetesCluster) ([]CertInfo, error)
 	add("ca", &s.CA)
 	add("etcdCa", &s.EtcdCA)
 	add("frontProxyCa", &s.FrontProxyCA)
+	if r := s.Rotation; r != nil {
+		add("caRotation/ca", &r.CA)
+		add("caRotation/etcdCa", &r.EtcdCA)
+		add("caRotation/frontProxyCa", &r.FrontProxyCA)
+	}
 	for _, r := range reqs {
 		if r.remove || !r.present(s) {
 			continue

@@ -35,5 +35,5 @@ func (s *ClusterSecrets) UserKubeconfig(c *api.KubernetesCluster, subject string
 	if err != nil {
 		return "", "", time.Time{}, err
 	}
-	return Kubeconfig(c.Metadata.Name, c.Spec.APIServerEndpoint, s.CA.CertPEM, user, kp), user, cert.NotAfter, nil
+	return Kubeconfig(c.Metadata.Name, c.Spec.APIServerEndpoint, s.ClusterTrust(), user, kp), user, cert.NotAfter, nil
 }
