@@ -88,7 +88,7 @@ func (t *Taker) takeFrom(ctx context.Context, c *api.KubernetesCluster, s *pki.C
 	if cp == nil || len(cp.APIServerEtcdClient.CertPEM) == 0 {
 		return nil, errors.New("no etcd client certificate")
 	}
-	client, err := httpsClient(s.EtcdCA.CertPEM, cp.APIServerEtcdClient)
+	client, err := httpsClient(s.EtcdTrust(), cp.APIServerEtcdClient)
 	if err != nil {
 		return nil, err
 	}

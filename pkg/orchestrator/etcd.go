@@ -151,7 +151,7 @@ func (e *HTTPEtcd) post(ctx context.Context, c *api.KubernetesCluster, s *pki.Cl
 		if cp == nil || len(cp.APIServerEtcdClient.CertPEM) == 0 {
 			continue
 		}
-		client, err := tlsClient(s.EtcdCA.CertPEM, cp.APIServerEtcdClient, timeout)
+		client, err := tlsClient(s.EtcdTrust(), cp.APIServerEtcdClient, timeout)
 		if err != nil {
 			return err
 		}

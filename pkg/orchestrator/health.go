@@ -78,7 +78,7 @@ func (h *HTTPChecker) checkAPI(ctx context.Context, c *api.KubernetesCluster, s 
 	if err != nil {
 		return CheckResult{Message: fmt.Sprintf("GET %s: %v", url, err)}
 	}
-	client, err := tlsClient(s.CA.CertPEM, admin, h.timeout())
+	client, err := tlsClient(s.ClusterTrust(), admin, h.timeout())
 	if err != nil {
 		return CheckResult{Message: fmt.Sprintf("GET %s: %v", url, err)}
 	}
@@ -136,7 +136,7 @@ func (h *HTTPChecker) memberClient(s *pki.ClusterSecrets, node string) (*http.Cl
 	if cp == nil || len(cp.APIServerEtcdClient.CertPEM) == 0 {
 		return nil, fmt.Errorf("no etcd client certificate for %s", node)
 	}
-	return tlsClient(s.EtcdCA.CertPEM, cp.APIServerEtcdClient, h.timeout())
+	return tlsClient(s.EtcdTrust(), cp.APIServerEtcdClient, h.timeout())
 }
 
 // etcdURL is etcd's base URL on a control plane of c, on the client port of

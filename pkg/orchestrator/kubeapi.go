@@ -118,7 +118,7 @@ func DialKube(c *api.KubernetesCluster, s *pki.ClusterSecrets) (KubeClient, erro
 	if err != nil {
 		return nil, fmt.Errorf("dial kubernetes api: %w", err)
 	}
-	client, err := tlsClient(s.CA.CertPEM, admin, DefaultKubeTimeout)
+	client, err := tlsClient(s.ClusterTrust(), admin, DefaultKubeTimeout)
 	if err != nil {
 		return nil, fmt.Errorf("dial kubernetes api: %w", err)
 	}

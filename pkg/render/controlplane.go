@@ -160,7 +160,7 @@ func (r *renderer) controllerManager(b *builder, m api.ClusterNode) error {
 		After:     []string{r.l.UnitAPIServer},
 		Restart:   api.RestartAlways,
 		HealthURL: fmt.Sprintf("https://127.0.0.1:%d/healthz", r.l.ControllerManagerPort),
-	}, []string{kc, r.l.PKI("ca.crt"), r.l.PKI("ca.key"), r.l.PKI("front-proxy-ca.crt"), r.l.PKI("sa.key"),
+	}, []string{kc, r.l.PKI("ca.crt"), r.l.PKI("signing-ca.crt"), r.l.PKI("ca.key"), r.l.PKI("front-proxy-ca.crt"), r.l.PKI("sa.key"),
 		r.l.PKI(ControllerManagerClientPair + ".crt"), r.l.PKI(ControllerManagerClientPair + ".key"),
 	}, append([]string{k8sExtra(v)}, r.etcdGenerationExtra()...)...)
 	// Its kubeconfig names its client pair by path: client-go reloads it.

@@ -45,7 +45,7 @@ func (r *renderer) nodePKI(b *builder, m api.ClusterNode) error {
 		return fmt.Errorf("render kubelet pki: cluster ca: %w", ErrMissingSecret)
 	}
 	nodes := "nodes/" + m.NodeID + "/"
-	b.file(r.l.PKI("ca.crt"), modeCert, string(r.s.CA.CertPEM), false, "cluster CA certificate")
+	b.file(r.l.PKI("ca.crt"), modeCert, string(r.s.ClusterTrust()), false, r.trustReason("cluster CA certificate"))
 	if !r.runsKubelet(m.NodeID) {
 		return nil
 	}
@@ -74,18 +74,20 @@ func (r *renderer) controlPlanePKI(b *builder, m api.ClusterNode) error {
 	s := r.s
 	p := "controlPlanes/" + m.NodeID + "/"
 	b.file(r.l.PKI("ca.key"), modeKey, string(s.CA.KeyPEM), true, "cluster CA key")
-	b.file(r.l.PKI("front-proxy-ca.crt"), modeCert, string(s.FrontProxyCA.CertPEM), false, "front-proxy CA certificate")
+	b.file(r.l.PKI("signing-ca.crt"), modeCert, string(s.CA.CertPEM), false,
+		"cluster CA certificate alone, for kube-controller-manager's CSR signer (ca.crt may hold two)")
+	b.file(r.l.PKI("front-proxy-ca.crt"), modeCert, string(s.FrontProxyTrust()), false, r.trustReason("front-proxy CA certificate"))
 	b.keyPair("front-proxy-client", s.FrontProxyClient, r.certReason("aggregation-layer client certificate", "frontProxyClient"))
 	b.file(r.l.PKI("sa.pub"), modeCert, string(s.ServiceAccount.CertPEM), false, "service-account public key")
 	b.file(r.l.PKI("sa.key"), modeKey, string(s.ServiceAccount.KeyPEM), true, "service-account signing key")
-	b.file(r.l.PKI("etcd/ca.crt"), modeCert, string(s.EtcdCA.CertPEM), false, "etcd CA certificate")
+	b.file(r.l.PKI("etcd/ca.crt"), modeCert, string(s.EtcdTrust()), false, r.trustReason("etcd CA certificate"))
 	b.keyPair("etcd/server", cp.EtcdServer, r.certReason("etcd server certificate", p+"etcdServer"))
 	b.keyPair("etcd/peer", cp.EtcdPeer, r.certReason("etcd peer certificate", p+"etcdPeer"))
 	b.keyPair("apiserver", cp.APIServer, r.certReason("kube-apiserver serving certificate", p+"apiServer"))
 	b.keyPair("apiserver-kubelet-client", cp.APIServerKubeletClient, r.certReason("kube-apiserver client certificate towards kubelets", p+"apiServerKubeletClient"))
 	b.keyPair("apiserver-etcd-client", cp.APIServerEtcdClient, r.certReason("kube-apiserver client certificate towards etcd", p+"apiServerEtcdClient"))
 	name := r.c.Metadata.Name
-	b.file(r.l.AdminKubeconfig, modeKey, pki.Kubeconfig(name, r.endpointURL(), s.CA.CertPEM, pki.AdminCommonName, cp.Admin), true,
+	b.file(r.l.AdminKubeconfig, modeKey, pki.Kubeconfig(name, r.endpointURL(), s.ClusterTrust(), pki.AdminCommonName, cp.Admin), true,
 		kubeconfigReason("admin", pki.AdminCommonName, r.endpointURL()))
 	b.keyPair(ControllerManagerClientPair, cp.ControllerManager, r.certReason("kube-controller-manager client certificate", p+"controllerManager"))
 	b.file(r.l.ControllerManagerKubeconfig, modeKey,
@@ -96,6 +98,16 @@ func (r *renderer) controlPlanePKI(b *builder, m api.ClusterNode) error {
 		r.kubeconfigFiles(r.localAPIURL(), pki.SchedulerCommonName, SchedulerClientPair), true,
 		kubeconfigReason("kube-scheduler", pki.SchedulerCommonName, r.localAPIURL()))
 	return nil
+}
+
+// trustReason describes a CA file: during a CA rotation it holds the
+// certificates of both generations.
+func (r *renderer) trustReason(what string) string {
+	rot := r.s.Rotation
+	if rot == nil {
+		return what
+	}
+	return fmt.Sprintf("%s of generations %d and %d (CA rotation, %s phase)", what, rot.From, rot.To, rot.Phase)
 }
 
 // kubeconfigFiles is the kubeconfig of a component on this node that

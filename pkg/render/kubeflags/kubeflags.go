@@ -129,7 +129,7 @@ func Build(component string, in Inputs) []Flag {
 			"client-ca-file", pki("ca.crt"),
 			"requestheader-client-ca-file", pki("front-proxy-ca.crt"),
 			"root-ca-file", pki("ca.crt"),
-			"cluster-signing-cert-file", pki("ca.crt"),
+			"cluster-signing-cert-file", pki("signing-ca.crt"),
 			"cluster-signing-key-file", pki("ca.key"),
 			"service-account-private-key-file", pki("sa.key"),
 			"use-service-account-credentials", "true",
