@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -312,6 +313,28 @@ type fakeHealth struct {
 	etcdBad atomic.Int32
 	gw      *fakeGateway
 	kube    *fakeKube
+	// live, when set, gives the secrets every handshake serves and
+	// trusts, as components restarted on the current render would.
+	live func() *pki.ClusterSecrets
+}
+
+// follow makes every endpoint serve and trust what secrets returns at
+// each handshake instead of the secrets it started with.
+func (f *fakeHealth) follow(secrets func() *pki.ClusterSecrets) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.live = secrets
+}
+
+// current is the secrets to serve: the followed ones, or s.
+func (f *fakeHealth) current(s *pki.ClusterSecrets) *pki.ClusterSecrets {
+	f.mu.Lock()
+	live := f.live
+	f.mu.Unlock()
+	if live != nil {
+		return live()
+	}
+	return s
 }
 
 func (f *fakeHealth) etcdURL(address string) string {
@@ -326,8 +349,11 @@ func (f *fakeHealth) etcdURL(address string) string {
 // start serves the fake endpoints for c with its secrets s.
 func (f *fakeHealth) start(c *api.KubernetesCluster, s *pki.ClusterSecrets, apiLn net.Listener) {
 	f.t.Helper()
-	first := s.ControlPlanes[c.Spec.ControlPlaneNodes[0].NodeID]
-	serve(f.t, apiLn, first.APIServer, s.CA.CertPEM, func(w http.ResponseWriter, r *http.Request) {
+	firstID := c.Spec.ControlPlaneNodes[0].NodeID
+	serve(f.t, apiLn, func() (pki.KeyPair, []byte) {
+		cur := f.current(s)
+		return cur.ControlPlanes[firstID].APIServer, cur.ClusterTrust()
+	}, func(w http.ResponseWriter, r *http.Request) {
 		if strings.HasPrefix(r.URL.Path, "/api/") || strings.HasPrefix(r.URL.Path, "/apis/") {
 			f.kube.ServeHTTP(w, r)
 			return
@@ -347,7 +373,11 @@ func (f *fakeHealth) start(c *api.KubernetesCluster, s *pki.ClusterSecrets, apiL
 		f.etcd[n.AdvertiseAddress] = "https://" + ln.Addr().String()
 		f.mu.Unlock()
 		idx := int32(i)
-		serve(f.t, ln, s.ControlPlanes[n.NodeID].EtcdServer, s.EtcdCA.CertPEM, func(w http.ResponseWriter, r *http.Request) {
+		id := n.NodeID
+		serve(f.t, ln, func() (pki.KeyPair, []byte) {
+			cur := f.current(s)
+			return cur.ControlPlanes[id].EtcdServer, cur.EtcdTrust()
+		}, func(w http.ResponseWriter, r *http.Request) {
 			if strings.HasPrefix(r.URL.Path, "/v3/") && f.gw != nil {
 				f.gw.ServeHTTP(w, r)
 				return
@@ -365,23 +395,36 @@ func (f *fakeHealth) start(c *api.KubernetesCluster, s *pki.ClusterSecrets, apiL
 	}
 }
 
-// serve runs a TLS server on ln with cert, requiring client certificates
-// signed by caPEM.
-func serve(t *testing.T, ln net.Listener, cert pki.KeyPair, caPEM []byte, h http.HandlerFunc) {
+// serve runs a TLS server on ln with the certificate creds gives at each
+// handshake, requiring client certificates signed by the CA bundle it
+// gives with it.
+func serve(t *testing.T, ln net.Listener, creds func() (pki.KeyPair, []byte), h http.HandlerFunc) {
 	t.Helper()
-	pair, err := tls.X509KeyPair(cert.CertPEM, cert.KeyPEM)
-	if err != nil {
-		t.Fatal(err)
+	config := func() (*tls.Config, error) {
+		cert, caPEM := creds()
+		pair, err := tls.X509KeyPair(cert.CertPEM, cert.KeyPEM)
+		if err != nil {
+			return nil, err
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(caPEM) {
+			return nil, errors.New("no CA certificate")
+		}
+		return &tls.Config{Certificates: []tls.Certificate{pair}, ClientCAs: pool, ClientAuth: tls.RequireAndVerifyClientCert}, nil
 	}
-	pool := x509.NewCertPool()
-	if !pool.AppendCertsFromPEM(caPEM) {
-		t.Fatal("no CA certificate")
+	if _, err := config(); err != nil {
+		t.Fatal(err)
 	}
 	srv := httptest.NewUnstartedServer(h)
 	srv.Listener = ln
-	srv.TLS = &tls.Config{Certificates: []tls.Certificate{pair}, ClientCAs: pool, ClientAuth: tls.RequireAndVerifyClientCert}
+	srv.TLS = &tls.Config{GetConfigForClient: func(*tls.ClientHelloInfo) (*tls.Config, error) { return config() }}
 	srv.StartTLS()
 	t.Cleanup(srv.Close)
+}
+
+// staticCreds is serve's creds for one certificate and CA bundle.
+func staticCreds(cert pki.KeyPair, caPEM []byte) func() (pki.KeyPair, []byte) {
+	return func() (pki.KeyPair, []byte) { return cert, caPEM }
 }
 
 // harnessLogger logs through t.Log until the test ends.

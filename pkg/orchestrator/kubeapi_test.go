@@ -35,7 +35,7 @@ func newKubeFixture(t *testing.T) *kubeFixture {
 		t.Fatal(err)
 	}
 	f := &kubeFixture{kube: newFakeKube(), c: c}
-	serve(t, ln, s.ControlPlanes[c.Spec.ControlPlaneNodes[0].NodeID].APIServer, s.CA.CertPEM, f.kube.ServeHTTP)
+	serve(t, ln, staticCreds(s.ControlPlanes[c.Spec.ControlPlaneNodes[0].NodeID].APIServer, s.CA.CertPEM), f.kube.ServeHTTP)
 	f.o = &Orchestrator{cfg: Config{DrainTimeout: time.Minute, Kube: DialKube}, log: slog.New(slog.DiscardHandler)}
 	f.conn = &kubeConn{dial: DialKube, c: c, s: s}
 	t.Cleanup(f.conn.close)

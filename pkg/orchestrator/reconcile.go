@@ -49,6 +49,8 @@ func (o *Orchestrator) reconcile(ctx context.Context, name string, checkHealth b
 	}
 	status.Certificates = certs
 	status.Conditions = setCondition(status.Conditions, certCond, now)
+	ca := sec.CAState()
+	status.CAGeneration, status.CARotation = ca.Generation, ca.Rotation
 	if status.KubernetesVersion == "" && o.cfg.RenderOptions.KubernetesVersion != "" {
 		// A new cluster records the controller's release: only a
 		// ClusterUpdate moves it from now on.
@@ -90,8 +92,8 @@ func (o *Orchestrator) reconcile(ctx context.Context, name string, checkHealth b
 	// A spec change that restarts control-plane units or kubelets reaches
 	// the nodes step by step (rollSpecs); until its step, a node keeps what
 	// it runs.
-	if specRolls(&c) {
-		o.replanSpec(&c, &status, states, rendered)
+	if specRolls(&c, ca.Key()) {
+		o.replanSpec(&c, &status, states, rendered, ca.Key())
 	}
 	gens := map[string]int64{}
 	published := false

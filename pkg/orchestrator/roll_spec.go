@@ -27,8 +27,9 @@ const DefaultSpecKubeletBatch = 2
 // control planes first, as the plan lists them. Which units restart comes
 // from the per-unit input hashes of the published and the new state. nil
 // means no step is needed, and so does a move of the API endpoint
-// (movesEndpoint), which reaches every member at once.
-func planSpecRollout(c *api.KubernetesCluster, states map[string]*storedState, rendered map[string]*api.NodeState, batch int) *api.SpecRollout {
+// (movesEndpoint), which reaches every member at once. ca is the CA state
+// (api.CAState.Key) rendered: a CA rotation's phase rolls out this way too.
+func planSpecRollout(c *api.KubernetesCluster, states map[string]*storedState, rendered map[string]*api.NodeState, batch int, ca string) *api.SpecRollout {
 	if movesEndpoint(c) {
 		// Every member gets its new state at once: the VIP moves in one go.
 		return nil
@@ -64,15 +65,16 @@ func planSpecRollout(c *api.KubernetesCluster, states map[string]*storedState, r
 	if len(steps) == 0 {
 		return nil
 	}
-	return &api.SpecRollout{Generation: c.Metadata.Generation, Phase: rollout.PhaseRolling, Steps: steps}
+	return &api.SpecRollout{Generation: c.Metadata.Generation, CA: ca, Phase: rollout.PhaseRolling, Steps: steps}
 }
 
 func isControlPlaneUnit(name string) bool { return slices.Contains(controlPlaneUnits(), name) }
 
 // specRolls reports whether a pass over c must (re)plan its spec rollout:
-// the spec changed since the last pass (or since the rollout was planned)
-// on a cluster that runs, outside a scale and an etcd restore.
-func specRolls(c *api.KubernetesCluster) bool {
+// the spec or the CA state (ca, as api.CAState.Key) changed since the last
+// pass (or since the rollout was planned) on a cluster that runs, outside
+// a scale and an etcd restore.
+func specRolls(c *api.KubernetesCluster, ca string) bool {
 	switch {
 	case !isTrue(c.Status.Conditions, CondBootstrapped), c.Status.EtcdRestore != nil:
 		return false
@@ -80,17 +82,17 @@ func specRolls(c *api.KubernetesCluster) bool {
 		return false
 	}
 	if ro := c.Status.SpecRollout; ro != nil {
-		return ro.Generation != c.Metadata.Generation
+		return ro.Generation != c.Metadata.Generation || ro.CA != ca
 	}
-	return c.Metadata.Generation != c.Status.ObservedGeneration
+	return c.Metadata.Generation != c.Status.ObservedGeneration || c.CAStateStored().Key() != ca
 }
 
 // replanSpec puts the rollout of c's new spec generation in status (none
 // when no unit restarts in a way that needs steps). A node a replaced
 // rollout was moving (or failed on) gets keepalived back unless the new one
 // holds it.
-func (o *Orchestrator) replanSpec(c *api.KubernetesCluster, status *api.ClusterStatus, states map[string]*storedState, rendered map[string]*api.NodeState) {
-	next := planSpecRollout(c, states, rendered, o.cfg.SpecKubeletBatch)
+func (o *Orchestrator) replanSpec(c *api.KubernetesCluster, status *api.ClusterStatus, states map[string]*storedState, rendered map[string]*api.NodeState, ca string) {
+	next := planSpecRollout(c, states, rendered, o.cfg.SpecKubeletBatch, ca)
 	if prev := status.SpecRollout; prev != nil {
 		for _, s := range prev.Steps {
 			for _, id := range s.Nodes {

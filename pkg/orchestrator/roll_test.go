@@ -183,7 +183,7 @@ func snapshotServer(t *testing.T, e *env, url *atomic.Value) {
 		t.Fatal(err)
 	}
 	s := e.secretsOf("lab")
-	serve(t, ln, s.ControlPlanes["node-11"].EtcdServer, s.EtcdCA.CertPEM, func(w http.ResponseWriter, r *http.Request) {
+	serve(t, ln, staticCreds(s.ControlPlanes["node-11"].EtcdServer, s.EtcdCA.CertPEM), func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != "/v3/maintenance/snapshot" {
 			http.NotFound(w, r)
 			return

@@ -50,7 +50,8 @@ func (o *Orchestrator) loadSecrets(cluster string) (*pki.ClusterSecrets, *store.
 	return &s, &obj, nil
 }
 
-// ensureSecrets returns the cluster's PKI, issued or brought up to date, and
+// ensureSecrets returns the cluster's PKI, issued or brought up to date
+// (a CA rotation moved to its next phase once the last one settled), and
 // the put that stores it sealed when anything changed (nil otherwise).
 func (o *Orchestrator) ensureSecrets(c *api.KubernetesCluster, now time.Time) (*pki.ClusterSecrets, *store.Op, error) {
 	name := c.Metadata.Name
@@ -65,10 +66,20 @@ func (o *Orchestrator) ensureSecrets(c *api.KubernetesCluster, now time.Time) (*
 			return nil, nil, fmt.Errorf("issue secrets of %s: %w", name, err)
 		}
 	} else {
+		var advanced []string
+		if st := s.CAState(); caPhaseSettled(c, st) {
+			if err := s.AdvanceCARotation(); err != nil {
+				return nil, nil, fmt.Errorf("advance ca rotation of %s: %w", name, err)
+			}
+			next := s.CAState()
+			o.log.Info("ca rotation phase settled", "cluster", name, "from", st.Key(), "to", next.Key())
+			advanced = append(advanced, "caRotation")
+		}
 		changed, err := s.EnsureFor(c, now, o.cfg.Lifetime)
 		if err != nil {
 			return nil, nil, fmt.Errorf("renew secrets of %s: %w", name, err)
 		}
+		changed = append(advanced, changed...)
 		if len(changed) == 0 {
 			return s, nil, nil
 		}
@@ -88,6 +99,22 @@ func (o *Orchestrator) ensureSecrets(c *api.KubernetesCluster, now time.Time) (*
 		return nil, nil, fmt.Errorf("encode secrets of %s: %w", name, err)
 	}
 	return s, &store.Op{Put: &store.Put{Kind: store.KindSecret, Name: secretName(name), Data: data, ExpectModifyIndex: expect}}, nil
+}
+
+// caPhaseSettled reports whether the CA rotation phase st reached every
+// member of the stored cluster c: its status records the phase (a pass
+// rendered it), the spec rollout planned for it ran to its end (or none was
+// needed), and the cluster is ready at its spec generation, every member
+// having applied its state since.
+func caPhaseSettled(c *api.KubernetesCluster, st api.CAState) bool {
+	if st.Rotation == nil || c.CAStateStored().Key() != st.Key() {
+		return false
+	}
+	if c.Status.Phase != api.PhaseReady || c.Status.ObservedGeneration != c.Metadata.Generation {
+		return false
+	}
+	ro := c.Status.SpecRollout
+	return ro == nil || (ro.CA == st.Key() && ro.Generation == c.Metadata.Generation && ro.Phase == api.SpecRolloutDone)
 }
 
 // loadStates returns the cluster's stored NodeStates by node id, secret
