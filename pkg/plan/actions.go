@@ -55,7 +55,9 @@ func (b *builder) updateSteps(s *stepper, j job, next *api.KubernetesCluster, ne
 	if s.replace {
 		pcs = leavesFirst(pcs)
 	}
+	first := len(s.steps)
 	b.stepsFromDiff(s, modeUpdate, l, pcs)
+	b.rotationSteps(s, j, next, nextStatus, cur, first, l)
 }
 
 // teardownSteps renders the stored cluster and diffs it with nothing:
@@ -93,6 +95,7 @@ func (b *builder) planUpdate(j job) ClusterPlan {
 	b.validate(c)
 	b.busy(j)
 	b.checkImmutable(changes, j)
+	b.checkCAGeneration(j, c)
 	b.checkMembership(changes, j.name)
 	b.checkVolumeChanges(changes)
 	b.checkMembers(c, nil)

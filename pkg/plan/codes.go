@@ -100,6 +100,8 @@ const (
 	CodeWorkerOnSharedMachine = "worker-on-shared-machine"
 	CodeNoPodNode             = "no-pod-node"
 	CodeContainerdUnsupported = "containerd-unsupported"
+	// CA rotation (carotation.go).
+	CodeCAGenerationLowered = "ca-generation-lowered"
 )
 
 // Warning codes.
@@ -113,6 +115,7 @@ const (
 	CodeManifestWarning       = "manifest-warning"
 	CodeControlPlaneOnly      = "control-plane-only"
 	CodeEtcdStaleMember       = "etcd-stale-member"
+	CodeCARotation            = "ca-rotation"
 )
 
 // SlowFsyncMillis is etcd's guidance for the 99th percentile of WAL fsync latency.

@@ -82,6 +82,7 @@ func scalarFields() []scalarField {
 		{"spec.localProvisioner.enabled", func(s *api.ClusterSpec) string { return strconv.FormatBool(s.LocalProvisioner.Enabled) }},
 		{"spec.localProvisioner.storageClassName", func(s *api.ClusterSpec) string { return s.LocalProvisioner.StorageClassName }},
 		{"spec.localProvisioner.mode", func(s *api.ClusterSpec) string { return s.LocalProvisioner.Mode }},
+		{"spec.caGeneration", func(s *api.ClusterSpec) string { return intString(s.CAGeneration) }},
 		{"spec.initialCluster", func(s *api.ClusterSpec) string { return s.InitialCluster }},
 		{"spec.etcdBackup.interval", func(s *api.ClusterSpec) string {
 			return backupField(s, func(b *api.EtcdBackupSpec) string { return b.Interval })

@@ -33,6 +33,15 @@ func goldenCases() []struct {
 			})
 			return Input{Desired: []*api.KubernetesCluster{c}, Stored: lab(), Nodes: labNodes(), Index: 42}
 		}},
+		{"ca-rotation", func() Input {
+			c := with(labCluster(), func(c *api.KubernetesCluster) { c.Spec.CAGeneration = 1 })
+			return Input{Desired: []*api.KubernetesCluster{c}, Stored: lab(), Nodes: labNodes(), Index: 42}
+		}},
+		{"ca-generation-lowered", func() Input {
+			st := stored(with(labCluster(), func(c *api.KubernetesCluster) { c.Spec.CAGeneration = 2 }), api.PhaseReady)
+			st.Status.CAGeneration = 2
+			return Input{Desired: []*api.KubernetesCluster{labCluster()}, Stored: []*api.KubernetesCluster{st}, Nodes: labNodes(), Index: 42}
+		}},
 		{"cluster-dns-change", func() Input {
 			c := with(labCluster(), func(c *api.KubernetesCluster) { c.Spec.ClusterDNS = "10.96.0.53" })
 			return Input{Desired: []*api.KubernetesCluster{c}, Stored: lab(), Nodes: labNodes(), Index: 42}

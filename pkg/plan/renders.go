@@ -25,6 +25,11 @@ func (b *builder) renderFor(c *api.KubernetesCluster, status api.ClusterStatus, 
 	}
 	rc := *c
 	rc.Status = status
+	if !existing {
+		// A new cluster's CAs are of its spec's generation.
+		st := rc.CAStateAfterApply(false)
+		rc.Status.CAGeneration, rc.Status.CARotation = st.Generation, st.Rotation
+	}
 	sec, err := pki.Placeholder(&rc)
 	if err == nil {
 		opts := b.env.opts
