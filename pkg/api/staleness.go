@@ -42,9 +42,10 @@ func (c *KubernetesCluster) SpecRolling() bool {
 
 // ReadyAt reports whether a wait for the cluster to be ready is over at
 // now: the phase is ready, no step of its current spec's rollout is left,
-// and a health pass refreshed the status lately (StaleFor is 0), so the
-// phase is not the last word of controllers that went down. kctl's
+// no CA rotation is left (CARotating: the phase reads ready between its
+// phases), and a health pass refreshed the status lately (StaleFor is 0),
+// so the phase is not the last word of controllers that went down. kctl's
 // apply --wait and the Terraform provider's wait_ready both stop on it.
 func (c *KubernetesCluster) ReadyAt(now time.Time) bool {
-	return c.Status.Phase == PhaseReady && !c.SpecRolling() && c.Status.StaleFor(now) == 0
+	return c.Status.Phase == PhaseReady && !c.SpecRolling() && !c.CARotating() && c.Status.StaleFor(now) == 0
 }

@@ -53,6 +53,15 @@ func TestReadyAt(t *testing.T) {
 		{"ready between two steps of the spec's rollout", cluster(PhaseReady, time.Second, &SpecRollout{Generation: 4, Phase: "rolling"}), false},
 		{"ready with the spec rolled out", cluster(PhaseReady, time.Second, &SpecRollout{Generation: 4, Phase: SpecRolloutDone}), true},
 		{"ready with an older spec's rollout left", cluster(PhaseReady, time.Second, &SpecRollout{Generation: 3, Phase: "rolling"}), true},
+		{"ready between two phases of a CA rotation", with(cluster(PhaseReady, time.Second, nil), func(c *KubernetesCluster) {
+			c.Spec.CAGeneration = 1
+			c.Status.CARotation = &CARotation{From: 0, To: 1, Phase: CARotationReissue}
+			c.Status.CAGeneration = 1
+		}), false},
+		{"ready before a raised CA generation started rotating", with(cluster(PhaseReady, time.Second, nil), func(c *KubernetesCluster) { c.Spec.CAGeneration = 1 }), false},
+		{"ready with the CAs rotated", with(cluster(PhaseReady, time.Second, nil), func(c *KubernetesCluster) {
+			c.Spec.CAGeneration, c.Status.CAGeneration = 1, 1
+		}), true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := tc.c.ReadyAt(at); got != tc.want {
@@ -60,4 +69,10 @@ func TestReadyAt(t *testing.T) {
 			}
 		})
 	}
+}
+
+// with returns c changed by f.
+func with(c *KubernetesCluster, f func(*KubernetesCluster)) *KubernetesCluster {
+	f(c)
+	return c
 }

@@ -32,7 +32,7 @@ func TestEveryCommandHasHelpAndExamples(t *testing.T) {
 	root := NewKctl(Streams{In: strings.NewReader(""), Out: io.Discard, Err: io.Discard})
 	for _, path := range [][]string{
 		{"kubernetes", "apply"}, {"kubernetes", "plan"}, {"kubernetes", "diff"}, {"kubernetes", "get"},
-		{"kubernetes", "list"}, {"kubernetes", "health"}, {"kubernetes", "delete"}, {"kubernetes", "scale"}, {"kubernetes", "replace"},
+		{"kubernetes", "list"}, {"kubernetes", "health"}, {"kubernetes", "delete"}, {"kubernetes", "scale"}, {"kubernetes", "replace"}, {"kubernetes", "rotate-ca"},
 		{"apply"}, {"update", "list"}, {"node", "get"}, {"node", "list"}, {"update", "status"}, {"update", "approve"}, {"update", "pause"}, {"update", "resume"}, {"update", "rollback"},
 	} {
 		cmd, _, err := root.Find(path)

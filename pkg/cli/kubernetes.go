@@ -23,6 +23,7 @@ func newKubernetesCmd(s Streams) *cobra.Command {
 		newKubernetesCertsCmd(s),
 		newKubernetesScaleCmd(s),
 		newKubernetesReplaceCmd(s),
+		newKubernetesRotateCACmd(s),
 		newKubernetesDeleteCmd(s),
 		newKubernetesEtcdCmd(s),
 		newKubernetesKubeconfigCmd(s),

@@ -70,6 +70,18 @@ func getCluster(cmd *cobra.Command, c *client.Client, name string) (*api.Kuberne
 	return &kc, o, nil
 }
 
+// caSummary is the generation of the cluster's CAs and the rotation in
+// progress, if any.
+func caSummary(kc *api.KubernetesCluster) string {
+	out := fmt.Sprintf("generation %d", kc.Status.CAGeneration)
+	if line := caRotationLine(kc); line != "" {
+		out += " · " + line + " (started " + orUnknown(kc.Status.CARotation.Started) + ")"
+	} else if kc.Status.CAGeneration < kc.Spec.CAGeneration {
+		out += fmt.Sprintf(" · rotation to %d not started yet", kc.Spec.CAGeneration)
+	}
+	return out
+}
+
 // endpoint is the cluster's API URL, with the VIP when high availability is on.
 func endpoint(kc *api.KubernetesCluster) string {
 	ep := "https://" + kc.Spec.APIServerEndpoint
@@ -105,6 +117,7 @@ func printClusterSummary(s Streams, kc *api.KubernetesCluster, o apiv1.Object) e
 		fmt.Sprintf("Network:         cni %s · pods %s · services %s · dns %s", kc.Spec.CNI, kc.Spec.ClusterCIDR, kc.Spec.ServiceCIDR, kc.Spec.ClusterDNS),
 		fmt.Sprintf("Generation:      %d (observed %d)", kc.Metadata.Generation, kc.Status.ObservedGeneration),
 		fmt.Sprintf("Stored:          created %s, modified %s (index %d)", orUnknown(o.CreateTime), orUnknown(o.ModifyTime), o.ModifyIndex),
+		"CAs:             " + caSummary(kc),
 		"Control planes:",
 	}
 	for _, n := range kc.Spec.ControlPlaneNodes {

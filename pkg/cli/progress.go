@@ -46,7 +46,9 @@ type progress struct {
 	phase string
 	nodes map[string]string
 	// step is the last spec rollout step line printed.
-	step  string
+	step string
+	// ca is the last CA rotation line printed.
+	ca    string
 	drawn bool
 }
 
@@ -107,6 +109,14 @@ func (p *progress) show(kc *api.KubernetesCluster) error {
 		}
 		if err := p.line("%s", msg); err != nil {
 			return err
+		}
+	}
+	if ca := caRotationLine(kc); ca != p.ca {
+		p.ca = ca
+		if ca != "" {
+			if err := p.line("  %s", ca); err != nil {
+				return err
+			}
 		}
 	}
 	if step := specStepLine(kc); step != p.step {
@@ -174,4 +184,13 @@ func orUnknown(s string) string {
 		return "unknown"
 	}
 	return s
+}
+
+// caRotationLine describes the CA rotation in progress, "" when none is.
+func caRotationLine(kc *api.KubernetesCluster) string {
+	r := kc.Status.CARotation
+	if r == nil {
+		return ""
+	}
+	return fmt.Sprintf("CA rotation %d → %d: %s phase", r.From, r.To, r.Phase)
 }
