@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -298,19 +299,34 @@ func (l *lab) startProbe(t *testing.T) *probe {
 	return l.startProbeAt(t, vip, 200*time.Millisecond)
 }
 
-// startProbeAt asks https://host:apiPort/readyz every interval.
+// startProbeAt asks https://host:apiPort/readyz every interval, trusting
+// the CA bundle in n1's ca.crt as it is at each request (read again when
+// it changes), as a pod trusting kube-root-ca.crt does through a CA
+// rotation.
 func (l *lab) startProbeAt(t *testing.T, host string, interval time.Duration) *probe {
-	ca, err := os.ReadFile(filepath.Join(l.dir, "n1", "etc", "kubernetes", "pki", "ca.crt"))
-	if err != nil {
-		t.Fatal(err)
+	caFile := filepath.Join(l.dir, "n1", "etc", "kubernetes", "pki", "ca.crt")
+	var trusted []byte
+	var client *http.Client
+	// clientNow is the client trusting caFile as it is now; a file that
+	// cannot be read or parsed keeps the last one.
+	clientNow := func() *http.Client {
+		ca, err := os.ReadFile(caFile)
+		if err != nil || bytes.Equal(ca, trusted) {
+			return client
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(ca) {
+			return client
+		}
+		trusted = ca
+		client = &http.Client{Timeout: time.Second, Transport: &http.Transport{
+			TLSClientConfig: &tls.Config{RootCAs: pool}, DisableKeepAlives: true,
+		}}
+		return client
 	}
-	pool := x509.NewCertPool()
-	if !pool.AppendCertsFromPEM(ca) {
-		t.Fatal("no CA certificate in the lab's ca.crt")
+	if clientNow() == nil {
+		t.Fatalf("no CA certificate in the lab's %s", caFile)
 	}
-	client := &http.Client{Timeout: time.Second, Transport: &http.Transport{
-		TLSClientConfig: &tls.Config{RootCAs: pool}, DisableKeepAlives: true,
-	}}
 	ctx, cancel := context.WithCancel(context.Background())
 	p := &probe{cancel: cancel, done: make(chan struct{})}
 	url := "https://" + host + ":" + apiPort + "/readyz"
@@ -329,7 +345,7 @@ func (l *lab) startProbeAt(t *testing.T, host string, interval time.Duration) *p
 			case <-tick.C:
 			}
 			ok := false
-			if resp, err := client.Get(url); err == nil {
+			if resp, err := clientNow().Get(url); err == nil {
 				ok = resp.StatusCode == http.StatusOK
 				resp.Body.Close()
 			}
