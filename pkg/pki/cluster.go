@@ -17,8 +17,10 @@ import (
 const (
 	ClusterCAValidity   = 10 * 365 * 24 * time.Hour
 	ClusterLeafValidity = DefaultLeafValidity
-	// RenewBefore is how long before expiry Ensure replaces a CA (CA
-	// rotation with a dual-trust phase is not automatic).
+	// RenewBefore is how long before expiry a CA starts rotating to the
+	// next generation by itself (EnsureFor), through the same dual-trust
+	// phases as a raised spec.caGeneration. Only a CA that already expired,
+	// or cannot be read, is replaced outright.
 	RenewBefore = 30 * 24 * time.Hour
 )
 
@@ -128,7 +130,9 @@ func (s *ClusterSecrets) Ensure(c *api.KubernetesCluster, now time.Time) ([]stri
 // VIP change reissues only the API server certificates). It drops the
 // certificates of nodes that left the cluster. New secrets get CAs of
 // spec.caGeneration; stored ones whose generation spec.caGeneration passed
-// start a CA rotation to it (its trust phase) unless one runs. It returns
+// start a CA rotation to it (its trust phase) unless one runs, and so do
+// stored ones with a CA within RenewBefore of its expiry (to the next
+// generation). It returns
 // the names of what it issued or removed, sorted, e.g.
 // "controlPlanes/node-105/apiServer".
 func (s *ClusterSecrets) EnsureFor(c *api.KubernetesCluster, now time.Time, lt Lifetime) ([]string, error) {
@@ -141,6 +145,10 @@ func (s *ClusterSecrets) EnsureFor(c *api.KubernetesCluster, now time.Time, lt L
 		s.CAGeneration = c.Spec.CAGeneration
 	case s.Rotation == nil && c.Spec.CAGeneration > s.CAGeneration:
 		if err := e.startRotation(s, c.Spec.CAGeneration); err != nil {
+			return nil, err
+		}
+	case s.Rotation == nil && s.caDue(now):
+		if err := e.startRotation(s, s.CAGeneration+1); err != nil {
 			return nil, err
 		}
 	}
@@ -238,8 +246,10 @@ func (e *ensurer) cas(s *ClusterSecrets) (map[caKind]*CA, error) {
 		{"frontProxyCa", caFrontProxy, caName(caFrontProxy), &s.FrontProxyCA},
 	} {
 		if len(c.kp.CertPEM) > 0 {
+			// A CA due for renewal rotates (caDue); one past its
+			// expiry has nothing left to keep trusted.
 			ca, err := LoadCA(*c.kp)
-			if err == nil && ca.Cert().NotAfter.After(e.now.Add(RenewBefore)) {
+			if err == nil && ca.Cert().NotAfter.After(e.now) {
 				out[c.kind] = ca
 				continue
 			}

@@ -69,6 +69,18 @@ func concatPEM(a, b []byte) []byte {
 	return append(out, b...)
 }
 
+// caDue reports whether one of s's CAs is within RenewBefore of its
+// expiry, and not past it, at now.
+func (s *ClusterSecrets) caDue(now time.Time) bool {
+	for _, kp := range []KeyPair{s.CA, s.EtcdCA, s.FrontProxyCA} {
+		c, err := ParseCert(kp.CertPEM)
+		if err == nil && c.NotAfter.After(now) && !c.NotAfter.After(now.Add(RenewBefore)) {
+			return true
+		}
+	}
+	return false
+}
+
 // startRotation begins a rotation to generation to: new cluster, etcd and
 // front-proxy CAs, trusted beside the current ones, issuing nothing yet.
 func (e *ensurer) startRotation(s *ClusterSecrets, to int) error {

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"kcore.dev/kcore/pkg/api"
 )
@@ -162,5 +163,44 @@ func TestCARotationDropsOldKeys(t *testing.T) {
 	}
 	if !slices.ContainsFunc(inv, func(ci CertInfo) bool { return ci.Name == "caRotation/ca" }) {
 		t.Errorf("inventory lacks the old CA still trusted: %+v", inv[:3])
+	}
+}
+
+// TestDueCARotatesInsteadOfBeingReplaced: a CA within RenewBefore of its
+// expiry starts a rotation to the next generation and keeps issuing until
+// the reissue phase; nothing trusted is replaced outright. A CA that
+// already expired has nothing left to keep trusted and is replaced.
+func TestDueCARotatesInsteadOfBeingReplaced(t *testing.T) {
+	c := labCluster()
+	issued := testNow().Add(-ClusterCAValidity + RenewBefore/2)
+	s, err := IssueClusterSecrets(c, issued)
+	if err != nil {
+		t.Fatal(err)
+	}
+	oldCA := string(s.CA.CertPEM)
+	changed, err := s.EnsureFor(c, testNow(), Lifetime{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(changed, "caRotation") || slices.Contains(changed, "ca") {
+		t.Fatalf("a due CA changed %q, want a rotation started and the CA kept", changed)
+	}
+	if string(s.CA.CertPEM) != oldCA || s.CAState().Key() != "0>1 trust" {
+		t.Fatalf("state %q, CA kept %v; want 0>1 trust with the old CA still issuing", s.CAState().Key(), string(s.CA.CertPEM) == oldCA)
+	}
+	if again, err := s.EnsureFor(c, testNow(), Lifetime{}); err != nil || len(again) != 0 {
+		t.Fatalf("second EnsureFor during the rotation = %q, %v; want nothing", again, err)
+	}
+
+	expired, err := IssueClusterSecrets(c, testNow().Add(-ClusterCAValidity-time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	changed, err = expired.EnsureFor(c, testNow(), Lifetime{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(changed, "ca") || expired.Rotation != nil {
+		t.Errorf("an expired CA changed %q with rotation %+v; want it replaced, no rotation", changed, expired.Rotation)
 	}
 }
