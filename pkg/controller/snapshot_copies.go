@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"log/slog"
 	"time"
 
 	"kcore.dev/kcore/pkg/etcdsnap"
@@ -36,18 +37,44 @@ func (c *Controller) copySnapshots() {
 	files := c.snapshotFiles()
 	tick := time.NewTicker(c.cfg.SnapshotCopyInterval)
 	defer tick.Stop()
+	var failing onceWarner
 	for {
 		select {
 		case <-c.stop:
 			return
 		case <-tick.C:
 		}
-		c.copyPass(ctx, files)
+		c.copyPass(ctx, files, &failing)
 	}
 }
 
-// copyPass is one pass of copySnapshots.
-func (c *Controller) copyPass(ctx context.Context, files *etcdsnap.Files) {
+// onceWarner logs a failure that repeats pass after pass once, and once
+// more when it changes or ends, instead of at every pass.
+type onceWarner struct{ last string }
+
+// report logs err as msg when it differs from the last one reported, and
+// that the failure ended when err is nil after one; it returns whether it
+// logged.
+func (w *onceWarner) report(log *slog.Logger, msg string, err error) bool {
+	switch {
+	case err == nil && w.last == "":
+		return false
+	case err == nil:
+		w.last = ""
+		log.Info(msg + ": no longer failing")
+		return true
+	case err.Error() == w.last:
+		return false
+	}
+	w.last = err.Error()
+	log.Warn(msg+" (repeats are not logged until the error changes)", "err", err)
+	return true
+}
+
+// copyPass is one pass of copySnapshots; failing keeps a copy failure
+// that repeats every pass (a file no replica can send) from filling the
+// log.
+func (c *Controller) copyPass(ctx context.Context, files *etcdsnap.Files, failing *onceWarner) {
 	ctx, cancel := context.WithTimeout(ctx, snapshotCopyTimeout)
 	defer cancel()
 	st := c.node.State()
@@ -55,9 +82,7 @@ func (c *Controller) copyPass(ctx context.Context, files *etcdsnap.Files) {
 	if len(copied) > 0 {
 		c.log.Info("copied etcd snapshot files from other replicas", "snapshots", copied)
 	}
-	if err != nil {
-		c.log.Warn("copy etcd snapshot files", "err", err)
-	}
+	failing.report(c.log, "copy etcd snapshot files", err)
 	if removed, err := files.Sweep(st, c.cfg.now()); err != nil {
 		c.log.Warn("remove etcd snapshot files no record keeps", "err", err)
 	} else if len(removed) > 0 {
