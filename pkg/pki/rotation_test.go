@@ -101,8 +101,8 @@ func TestCARotationKeepsNeighbouringPhasesTrusted(t *testing.T) {
 		}
 		phases = append(phases, snapshotPhase(t, want, c, s))
 	}
-	if r := phases[2]; s.Rotation != nil {
-		t.Fatalf("rotation left after %s: %+v", r.name, s.Rotation)
+	if s.Rotation != nil {
+		t.Fatalf("rotation left after its end: %+v", s.Rotation.CARotation)
 	}
 
 	for i := 0; i+1 < len(phases); i++ {
