@@ -88,7 +88,19 @@ func (t *Taker) takeFrom(ctx context.Context, c *api.KubernetesCluster, s *pki.C
 	if cp == nil || len(cp.APIServerEtcdClient.CertPEM) == 0 {
 		return nil, errors.New("no etcd client certificate")
 	}
-	client, err := httpsClient(s.EtcdTrust(), cp.APIServerEtcdClient)
+	snap, err := t.TakeURL(ctx, t.base(c, n.AdvertiseAddress), s.EtcdTrust(), cp.APIServerEtcdClient)
+	if err != nil {
+		return nil, err
+	}
+	snap.Member = n.NodeID
+	return snap, nil
+}
+
+// TakeURL streams a snapshot from the etcd member at base (https://host:port),
+// trusting caPEM and presenting cert, and verifies it (Verify). The
+// snapshot's Member is left empty.
+func (t *Taker) TakeURL(ctx context.Context, base string, caPEM []byte, cert pki.KeyPair) (*Snapshot, error) {
+	client, err := httpsClient(caPEM, cert)
 	if err != nil {
 		return nil, err
 	}
@@ -99,7 +111,7 @@ func (t *Taker) takeFrom(ctx context.Context, c *api.KubernetesCluster, s *pki.C
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	url := t.base(c, n.AdvertiseAddress) + "/v3/maintenance/snapshot"
+	url := base + "/v3/maintenance/snapshot"
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader("{}"))
 	if err != nil {
 		return nil, fmt.Errorf("POST %s: %w", url, err)
@@ -127,7 +139,7 @@ func (t *Taker) takeFrom(ctx context.Context, c *api.KubernetesCluster, s *pki.C
 		return nil, fmt.Errorf("POST %s: %w", url, err)
 	}
 	sum := sha256.Sum256(data)
-	return &Snapshot{Data: data, Member: n.NodeID, SHA256: hex.EncodeToString(sum[:]), Revision: rev}, nil
+	return &Snapshot{Data: data, SHA256: hex.EncodeToString(sum[:]), Revision: rev}, nil
 }
 
 // base is etcd's URL on a control plane of c, on the client port of c's
