@@ -1,6 +1,8 @@
 package api
 
 import (
+	"path"
+	"strings"
 	"time"
 )
 
@@ -23,6 +25,17 @@ const (
 	// BackupTargetController keeps the backups in the controller's data
 	// directory, outside raft.
 	BackupTargetController = "controller"
+	// BackupTargetNodes keeps the backups on every control plane, each
+	// taken there from its own etcd member into nodePath.
+	BackupTargetNodes = "nodes"
+	// NodeBackupRoot is the directory spec.etcdBackup.nodePath must be in:
+	// a node agent writes backups nowhere else (mount a backup disk or a
+	// network share at or under it).
+	NodeBackupRoot = "/var/backups"
+	// DefaultNodeBackupPath is nodePath when spec.etcdBackup leaves it out.
+	DefaultNodeBackupPath = NodeBackupRoot + "/kcore/etcd"
+	// MaxNodeBackupPath is the longest nodePath, in bytes.
+	MaxNodeBackupPath = 255
 )
 
 // EtcdBackupSpec schedules etcd backups of a cluster. The controller leader
@@ -39,8 +52,15 @@ type EtcdBackupSpec struct {
 	// empty keeps them regardless of age (only keep applies).
 	MaxAge string `json:"maxAge,omitempty" yaml:"maxAge,omitempty"`
 	// Target is where the backups are kept: controller (the default), the
-	// data directory of the controller replica that took them.
+	// data directory of the controller replica that took them; or nodes,
+	// nodePath on every control plane, each taking its own from its etcd
+	// member.
 	Target string `json:"target,omitempty" yaml:"target,omitempty"`
+	// NodePath is the directory on each control plane that holds the
+	// backups of target nodes (default /var/backups/kcore/etcd; it must be
+	// in /var/backups). Files are named etcd-<cluster>-<taken, UTC>.db,
+	// each beside a .sha256 file sha256sum -c checks.
+	NodePath string `json:"nodePath,omitempty" yaml:"nodePath,omitempty"`
 }
 
 func (b *EtcdBackupSpec) defaults() {
@@ -56,6 +76,19 @@ func (b *EtcdBackupSpec) defaults() {
 	if b.Target == "" {
 		b.Target = BackupTargetController
 	}
+	if b.Target == BackupTargetNodes && b.NodePath == "" {
+		b.NodePath = DefaultNodeBackupPath
+	}
+}
+
+// ControllerBackups returns the schedule of the backups the controller
+// takes and keeps, nil when there are none (no spec.etcdBackup, or its
+// target is nodes: each control plane takes its own).
+func (s *ClusterSpec) ControllerBackups() *EtcdBackupSpec {
+	if s.EtcdBackup == nil || s.EtcdBackup.Target == BackupTargetNodes {
+		return nil
+	}
+	return s.EtcdBackup
 }
 
 // IntervalDuration is the parsed interval, clamped to the bounds
@@ -112,5 +145,16 @@ func validateEtcdBackup(v *collector, b *EtcdBackupSpec) {
 			v.errorf(base+".maxAge", "%s is shorter than the interval %s: every backup would be dropped before the next one is taken", age, interval)
 		}
 	}
-	oneOf(v, base+".target", b.Target, BackupTargetController)
+	oneOf(v, base+".target", b.Target, BackupTargetController, BackupTargetNodes)
+	switch {
+	case b.NodePath == "":
+	case b.Target != BackupTargetNodes:
+		v.errorf(base+".nodePath", "is only read with target %q", BackupTargetNodes)
+	case len(b.NodePath) > MaxNodeBackupPath:
+		v.errorf(base+".nodePath", "is %d bytes long, more than %d", len(b.NodePath), MaxNodeBackupPath)
+	case !path.IsAbs(b.NodePath) || path.Clean(b.NodePath) != b.NodePath || strings.ContainsAny(b.NodePath, "\x00\n"):
+		v.errorf(base+".nodePath", "%q is not a clean absolute path", b.NodePath)
+	case !strings.HasPrefix(b.NodePath, NodeBackupRoot+"/"):
+		v.errorf(base+".nodePath", "%q is not in %s, the only directory node agents write backups to", b.NodePath, NodeBackupRoot)
+	}
 }

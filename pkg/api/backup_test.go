@@ -1,6 +1,7 @@
 package api
 
 import (
+	"strings"
 	"testing"
 	"time"
 )
@@ -34,6 +35,21 @@ func TestEtcdBackupValidate(t *testing.T) {
 		{"maxAge not a duration", &EtcdBackupSpec{MaxAge: "a week"}, []string{"error spec.etcdBackup.maxAge"}, nil},
 		{"unknown target", &EtcdBackupSpec{Target: "s3"},
 			[]string{"error spec.etcdBackup.target"}, []string{`"s3" is not one of`}},
+		{"target nodes, default path", &EtcdBackupSpec{Target: BackupTargetNodes}, nil, nil},
+		{"target nodes in a share", &EtcdBackupSpec{Target: BackupTargetNodes, NodePath: "/var/backups/nfs/etcd"}, nil, nil},
+		{"node path with target controller", &EtcdBackupSpec{NodePath: "/var/backups/etcd"},
+			[]string{"error spec.etcdBackup.nodePath"}, []string{`only read with target "nodes"`}},
+		{"node path outside /var/backups", &EtcdBackupSpec{Target: BackupTargetNodes, NodePath: "/etc/kubernetes"},
+			[]string{"error spec.etcdBackup.nodePath"}, []string{"not in /var/backups"}},
+		{"node path /var/backups itself", &EtcdBackupSpec{Target: BackupTargetNodes, NodePath: "/var/backups"},
+			[]string{"error spec.etcdBackup.nodePath"}, []string{"not in /var/backups"}},
+		{"node path escaping", &EtcdBackupSpec{Target: BackupTargetNodes, NodePath: "/var/backups/../../etc"},
+			[]string{"error spec.etcdBackup.nodePath"}, []string{"not a clean absolute path"}},
+		{"node path relative", &EtcdBackupSpec{Target: BackupTargetNodes, NodePath: "var/backups/etcd"},
+			[]string{"error spec.etcdBackup.nodePath"}, []string{"not a clean absolute path"}},
+		{"node path at the length bound", &EtcdBackupSpec{Target: BackupTargetNodes, NodePath: "/var/backups/" + strings.Repeat("a", MaxNodeBackupPath-len("/var/backups/"))}, nil, nil},
+		{"node path over the length bound", &EtcdBackupSpec{Target: BackupTargetNodes, NodePath: "/var/backups/" + strings.Repeat("a", MaxNodeBackupPath+1-len("/var/backups/"))},
+			[]string{"error spec.etcdBackup.nodePath"}, []string{"more than 255"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -55,6 +71,12 @@ func TestEtcdBackupDefaults(t *testing.T) {
 	}
 	if b.IntervalDuration() != 6*time.Hour || b.KeepCount() != DefaultBackupKeep || b.MaxAgeDuration() != 0 {
 		t.Fatalf("durations %s %d %s", b.IntervalDuration(), b.KeepCount(), b.MaxAgeDuration())
+	}
+	nodes := baseCluster()
+	nodes.Spec.EtcdBackup = &EtcdBackupSpec{Target: BackupTargetNodes}
+	nodes.Default()
+	if nodes.Spec.EtcdBackup.NodePath != DefaultNodeBackupPath {
+		t.Fatalf("nodePath default %q", nodes.Spec.EtcdBackup.NodePath)
 	}
 	short := EtcdBackupSpec{Interval: "1s", Keep: MaxBackupKeep + 5}
 	if short.IntervalDuration() != MinBackupInterval || short.KeepCount() != MaxBackupKeep {

@@ -54,7 +54,8 @@ type ClusterSpec struct {
 	// registry, rendered as /etc/containerd/certs.d/<registry>/hosts.toml. containerd
 	// re-reads them on each pull: a change restarts nothing.
 	RegistryMirrors []RegistryMirror `json:"registryMirrors,omitempty" yaml:"registryMirrors,omitempty"`
-	// EtcdBackup schedules etcd backups kept on the controller; nil takes none.
+	// EtcdBackup schedules etcd backups, kept on the controller or on each
+	// control plane; nil takes none.
 	EtcdBackup *EtcdBackupSpec `json:"etcdBackup,omitempty" yaml:"etcdBackup,omitempty"`
 	// CAGeneration counts the rotations of the cluster's certificate
 	// authorities: raising it rotates the cluster, etcd and front-proxy CAs

@@ -93,7 +93,7 @@ func NewAgent(s Streams, opts ...AgentOption) *cobra.Command {
 	f.StringVar(&fl.joinToken, "join-token", "", "one-time join token from 'kctl node token create' (first start only)")
 	f.StringVar(&fl.tokenFile, "join-token-file", "", "file holding the join token (keeps it out of the process list)")
 	f.StringVar(&fl.caFile, "ca-file", "", "controller CA certificate, to verify the controllers when joining")
-	root.AddCommand(newAgentApplyCmd(s, &fl), newAgentFactsCmd(s, &fl), newAgentVersionCmd(s))
+	root.AddCommand(newAgentApplyCmd(s, &fl), newAgentFactsCmd(s, &fl), newAgentEtcdBackupCmd(s, &fl), newAgentVersionCmd(s))
 	return root
 }
 

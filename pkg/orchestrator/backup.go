@@ -65,7 +65,7 @@ func (b *backupScheduler) pass(ctx context.Context) {
 		if err := json.Unmarshal(obj.Data, &c); err != nil {
 			continue
 		}
-		if c.Spec.EtcdBackup != nil {
+		if c.Spec.ControllerBackups() != nil {
 			took, err := b.cluster(ctx, &c, now)
 			if ctx.Err() != nil {
 				return
@@ -96,7 +96,7 @@ func (b *backupScheduler) pass(ctx context.Context) {
 func (b *backupScheduler) cluster(ctx context.Context, c *api.KubernetesCluster, now time.Time) (took bool, err error) {
 	o := b.o
 	name := c.Metadata.Name
-	spec := c.Spec.EtcdBackup
+	spec := c.Spec.ControllerBackups()
 	if c.Status.Phase == api.PhaseDeleting || c.Status.EtcdRestore != nil {
 		return false, nil
 	}

@@ -13,12 +13,13 @@ import (
 	"kcore.dev/kcore/pkg/store"
 )
 
-// CondEtcdBackup says whether the scheduled etcd backups of a cluster with
-// spec.etcdBackup are taken: True with the newest backup after an attempt
+// CondEtcdBackup says whether the scheduled etcd backups the controller
+// keeps for a cluster (spec.etcdBackup, target controller) are taken: True with the newest backup after an attempt
 // that worked, False when the last attempt failed (the error, naming each
 // control plane tried) or when the newest backup is older than
-// BackupStaleIntervals intervals. A cluster without spec.etcdBackup has no
-// such condition. Like CondCertificates it warns and does not change the
+// BackupStaleIntervals intervals. A cluster without spec.etcdBackup, or
+// whose backups its control planes keep (target nodes), has no such
+// condition. Like CondCertificates it warns and does not change the
 // phase: a cluster whose backups fail still serves.
 const CondEtcdBackup = "EtcdBackup"
 
@@ -105,7 +106,8 @@ func (b *backupScheduler) report(ctx context.Context, name string, now time.Time
 	}
 	prev := findCondition(c.Status.Conditions, CondEtcdBackup)
 	conds := slices.Clone(c.Status.Conditions)
-	if c.Spec.EtcdBackup == nil {
+	spec := c.Spec.ControllerBackups()
+	if spec == nil {
 		if prev == nil {
 			return nil
 		}
@@ -123,7 +125,7 @@ func (b *backupScheduler) report(ctx context.Context, name string, now time.Time
 		if a, ok := b.last[name]; ok {
 			last = &a
 		}
-		cond, ok := backupCondition(prev, newest, c.Spec.EtcdBackup.IntervalDuration(), last, now)
+		cond, ok := backupCondition(prev, newest, spec.IntervalDuration(), last, now)
 		if !ok || (prev != nil && prev.Status == cond.Status && prev.Reason == cond.Reason && prev.Message == cond.Message) {
 			return nil
 		}

@@ -318,3 +318,17 @@ func mustCluster(t *testing.T, e *env) *api.KubernetesCluster {
 	}
 	return c
 }
+
+// TestNodeBackupsTakeNoControllerBackups: with target nodes the control
+// planes take the backups; the leader takes none and reports no condition.
+func TestNodeBackupsTakeNoControllerBackups(t *testing.T) {
+	e := newBackupEnv(t, &api.EtcdBackupSpec{Interval: "1h", Keep: 2, Target: api.BackupTargetNodes})
+	b := newBackupScheduler(e.o)
+	b.pass(context.Background())
+	if got := e.names(0); len(got) != 0 {
+		t.Fatalf("controller backups with target nodes: %v", got)
+	}
+	if c := findCondition(mustCluster(t, e.env).Status.Conditions, CondEtcdBackup); c != nil {
+		t.Fatalf("condition %+v", c)
+	}
+}

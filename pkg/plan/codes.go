@@ -12,6 +12,7 @@ const (
 // Components a step acts on. A volume's component is ComponentVolumePrefix + its name.
 const (
 	ComponentEtcd              = "etcd"
+	ComponentEtcdBackup        = "etcd-backup"
 	ComponentAPIServer         = "kube-apiserver"
 	ComponentControllerManager = "kube-controller-manager"
 	ComponentScheduler         = "kube-scheduler"

@@ -42,6 +42,7 @@ func processComponents() map[string]string {
 	return map[string]string{
 		render.UnitEtcd:              ComponentEtcd,
 		render.UnitEtcdRestore:       ComponentEtcd,
+		render.UnitEtcdBackup:        ComponentEtcdBackup,
 		render.UnitAPIServer:         ComponentAPIServer,
 		render.UnitControllerManager: ComponentControllerManager,
 		render.UnitScheduler:         ComponentScheduler,
@@ -86,7 +87,7 @@ func fileComponents() map[string]string {
 // cluster add-ons.
 func componentRank(c string) int {
 	order := []string{
-		ComponentCertificates, ComponentFirewall, ComponentFiles, ComponentEtcd, ComponentAPIServer,
+		ComponentCertificates, ComponentFirewall, ComponentFiles, ComponentEtcd, ComponentEtcdBackup, ComponentAPIServer,
 		ComponentControllerManager, ComponentScheduler, ComponentKeepalived, ComponentContainerd, ComponentKubelet,
 		ComponentBridgeCNI, ComponentKubeProxy, ComponentVolumePrefix, ComponentMembership,
 		ComponentCilium, ComponentAddons, ComponentProvisioner,

@@ -96,6 +96,9 @@ func scalarFields() []scalarField {
 		{"spec.etcdBackup.target", func(s *api.ClusterSpec) string {
 			return backupField(s, func(b *api.EtcdBackupSpec) string { return b.Target })
 		}},
+		{"spec.etcdBackup.nodePath", func(s *api.ClusterSpec) string {
+			return backupField(s, func(b *api.EtcdBackupSpec) string { return b.NodePath })
+		}},
 	}
 }
 

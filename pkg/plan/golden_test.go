@@ -108,6 +108,12 @@ func goldenCases() []struct {
 			})
 			return Input{Desired: []*api.KubernetesCluster{c}, Stored: lab(), Nodes: labNodes(), Index: 42}
 		}},
+		{"etcd-backup-nodes", func() Input {
+			c := with(labCluster(), func(c *api.KubernetesCluster) {
+				c.Spec.EtcdBackup = &api.EtcdBackupSpec{Interval: "1h", Keep: 24, MaxAge: "48h", Target: api.BackupTargetNodes}
+			})
+			return Input{Desired: []*api.KubernetesCluster{c}, Stored: lab(), Nodes: labNodes(), Index: 42}
+		}},
 		{"containerd-unsupported", func() Input {
 			nodes := labNodes()
 			find(nodes, "node-105").Facts.Versions = map[string]string{"containerd": "1.6.20", "kubelet": "v1.37.2"}

@@ -66,10 +66,10 @@ type Layout struct {
 	// KeepalivedPID and KeepalivedVRRPPID are file names under Options.RunDir.
 	KeepalivedPID, KeepalivedVRRPPID string
 
-	UnitEtcd, UnitEtcdRestore, UnitAPIServer, UnitControllerManager, UnitScheduler string
-	UnitKubelet, UnitKubeProxy, UnitKeepalived, UnitCilium                         string
-	TaskFirewallVRRP, TaskCiliumL2, TaskProvisioner, TaskAddons                    string
-	TaskKubeDNSReplace, TaskBridgeRoutes                                           string
+	UnitEtcd, UnitEtcdRestore, UnitEtcdBackup, UnitAPIServer, UnitControllerManager, UnitScheduler string
+	UnitKubelet, UnitKubeProxy, UnitKeepalived, UnitCilium                                         string
+	TaskFirewallVRRP, TaskCiliumL2, TaskProvisioner, TaskAddons                                    string
+	TaskKubeDNSReplace, TaskBridgeRoutes                                                           string
 
 	EtcdClientPort, EtcdPeerPort, EtcdMetricsPort                                  int
 	ControllerManagerPort, SchedulerPort, KubeletHealthzPort, KubeProxyHealthzPort int
@@ -103,7 +103,7 @@ func LayoutFor(name string, slot int) (Layout, error) {
 		EtcdRestoreDir: EtcdRestoreDir,
 		KeepalivedPID:  "keepalived.pid", KeepalivedVRRPPID: "keepalived-vrrp.pid",
 
-		UnitEtcd: UnitEtcd, UnitEtcdRestore: UnitEtcdRestore, UnitAPIServer: UnitAPIServer,
+		UnitEtcd: UnitEtcd, UnitEtcdRestore: UnitEtcdRestore, UnitEtcdBackup: UnitEtcdBackup, UnitAPIServer: UnitAPIServer,
 		UnitControllerManager: UnitControllerManager, UnitScheduler: UnitScheduler,
 		UnitKubelet: UnitKubelet, UnitKubeProxy: UnitKubeProxy, UnitKeepalived: UnitKeepalived, UnitCilium: UnitCilium,
 		TaskFirewallVRRP: TaskFirewallVRRP, TaskCiliumL2: TaskCiliumL2, TaskProvisioner: TaskProvisioner,
@@ -145,7 +145,7 @@ func LayoutFor(name string, slot int) (Layout, error) {
 
 	unit := func(ref string) string { return "kcore-s" + s + ref[len("kcore"):] }
 	for _, p := range []*string{
-		&l.UnitEtcd, &l.UnitEtcdRestore, &l.UnitAPIServer, &l.UnitControllerManager, &l.UnitScheduler,
+		&l.UnitEtcd, &l.UnitEtcdRestore, &l.UnitEtcdBackup, &l.UnitAPIServer, &l.UnitControllerManager, &l.UnitScheduler,
 		&l.UnitKubelet, &l.UnitKubeProxy, &l.UnitKeepalived, &l.UnitCilium,
 		&l.TaskFirewallVRRP, &l.TaskCiliumL2, &l.TaskProvisioner, &l.TaskAddons, &l.TaskKubeDNSReplace, &l.TaskBridgeRoutes,
 	} {
@@ -187,7 +187,7 @@ func (l Layout) EtcdRestoreSnapshot(gen int) string {
 // Units are every unit and task name of the layout.
 func (l Layout) Units() []string {
 	return []string{
-		l.UnitEtcd, l.UnitEtcdRestore, l.UnitAPIServer, l.UnitControllerManager, l.UnitScheduler,
+		l.UnitEtcd, l.UnitEtcdRestore, l.UnitEtcdBackup, l.UnitAPIServer, l.UnitControllerManager, l.UnitScheduler,
 		l.UnitKubelet, l.UnitKubeProxy, l.UnitKeepalived, l.UnitCilium,
 		l.TaskFirewallVRRP, l.TaskCiliumL2, l.TaskProvisioner, l.TaskAddons, l.TaskKubeDNSReplace, l.TaskBridgeRoutes,
 	}

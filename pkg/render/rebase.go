@@ -23,6 +23,7 @@ func HostDirs() []string {
 		"/var/lib/kube-proxy",
 		"/var/lib/kubelet",
 		PodLogsDir,
+		api.NodeBackupRoot,
 	}
 }
 

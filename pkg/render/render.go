@@ -119,6 +119,7 @@ func (r *renderer) node(m api.ClusterNode) (*api.NodeState, error) {
 		steps = append(steps,
 			func() error { return r.controlPlanePKI(b, m) },
 			func() error { return r.etcd(b, m) },
+			func() error { r.etcdBackup(b); return nil },
 			func() error { return r.apiServer(b, m) },
 			func() error { return r.controllerManager(b, m) },
 			func() error { return r.scheduler(b, m) },
