@@ -293,12 +293,13 @@ node_up() {
   local ctl=() p
   for p in "${CONTROLLER_PORTS[@]}"; do ctl+=(--controller "$HOST_ADDR:$p"); done
   # containerd (the agent's kcore-containerd unit, from --bin-dir) looks its
-  # shim up on PATH first: the one built with it, not a distribution's. The
+  # shim up on PATH first: the one built with it, not a distribution's; the
+  # etcd backup unit runs the agent's own binary, found on PATH. The
   # agent and what it starts get a UTS namespace of their own named for the
   # node, as a machine has its own hostname (kube-apiserver names its
   # identity lease after it).
   in_ns "$n" unshare --uts sh -c 'hostname "$1" && shift && exec "$@"' sh "$(nodeid "$n")" \
-    env PATH="$K8SBIN:$PATH" setsid "$KBIN/kcore-node-agent" --node-id "$(nodeid "$n")" "${ctl[@]}" \
+    env PATH="$K8SBIN:$KBIN:$PATH" setsid "$KBIN/kcore-node-agent" --node-id "$(nodeid "$n")" "${ctl[@]}" \
     --join-token-file "$LAB/run/token-$n" --ca-file "$LAB/controller-ca.crt" \
     --root "$r" --runtime supervisor --bin-dir "$K8SBIN" --releases-dir "$r/releases" \
     >"$LAB/log/agent-$n.log" 2>&1 </dev/null &

@@ -12,6 +12,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"kcore.dev/kcore/pkg/api"
+	"kcore.dev/kcore/pkg/etcdsnap"
 )
 
 // The second cluster the lab runs next to its first on the same machines.
@@ -30,7 +33,8 @@ const (
 // name, pod and service ranges, DNS address, VIP and API port; its control
 // planes on the lab's three machines (control plane only there, since the
 // lab's kubelets run on them) and the spare namespace as the worker its
-// pods run on; no volumes.
+// pods run on; no volumes; etcd backups every minute kept on its control
+// planes.
 func secondManifest(t *testing.T, l *lab) string {
 	t.Helper()
 	src := l.labManifest(t)
@@ -42,7 +46,8 @@ func secondManifest(t *testing.T, l *lab) string {
 		{"apiServerEndpoint: " + vip + ":" + apiPort, "apiServerEndpoint: " + vip2 + ":" + apiPort2},
 		{"vipAddress: " + vip, "vipAddress: " + vip2},
 		{"scheduleOnControlPlane: true", "scheduleOnControlPlane: false"},
-		{"  highAvailability:", "  workerNodes:\n    - nodeId: " + spareNode + "\n      advertiseAddress: " + spareAddr + "\n      iface: eth0\n  highAvailability:"},
+		{"  highAvailability:", "  workerNodes:\n    - nodeId: " + spareNode + "\n      advertiseAddress: " + spareAddr + "\n      iface: eth0\n" +
+			"  etcdBackup:\n    target: nodes\n    interval: 1m\n    keep: 2\n  highAvailability:"},
 	} {
 		src = edit(t, src, r[0], r[1])
 	}
@@ -202,6 +207,7 @@ func testSecondCluster(t *testing.T, l *lab) {
 		_, err := l.kctl(30*time.Second, "kubernetes", "health", cluster2)
 		return err
 	})
+	l.checkNodeBackups(t)
 	if err := l.healthy(); err != nil {
 		t.Errorf("the first cluster with the second running: %v\n%s", err, l.healthOutput())
 	}
@@ -241,5 +247,47 @@ func testSecondCluster(t *testing.T, l *lab) {
 	}
 	if out, err := l.kubectl("delete", "configmap", canaryConfigMap, "-n", "default"); err != nil {
 		t.Errorf("remove the canary ConfigMap: %v\n%s", err, out)
+	}
+	// The backups are the operator's data: the delete leaves them.
+	for _, n := range labNodes() {
+		if files, _ := filepath.Glob(filepath.Join(l.dir, n.name, api.DefaultNodeBackupPath, "etcd-"+cluster2+"-*.db")); len(files) == 0 {
+			t.Errorf("%s: the second cluster's etcd backups went with its delete", n.id)
+		}
+	}
+}
+
+// checkNodeBackups waits for a backup of the second cluster's etcd on each
+// of its control planes (spec.etcdBackup.target nodes, every minute), then
+// checks every one the way a restore would read it: the .sha256 beside it
+// matches and bbolt opens it at a revision of etcd's.
+func (l *lab) checkNodeBackups(t *testing.T) {
+	t.Helper()
+	eventually(t, "an etcd backup of the second cluster on each control plane", 3*time.Minute, func() error {
+		for _, n := range labNodes() {
+			files, err := filepath.Glob(filepath.Join(l.dir, n.name, api.DefaultNodeBackupPath, "etcd-"+cluster2+"-*.db"))
+			if err != nil || len(files) == 0 {
+				return fmt.Errorf("%s: no backup in %s yet (%v)", n.id, api.DefaultNodeBackupPath, err)
+			}
+		}
+		return nil
+	})
+	for _, n := range labNodes() {
+		files, _ := filepath.Glob(filepath.Join(l.dir, n.name, api.DefaultNodeBackupPath, "etcd-"+cluster2+"-*.db"))
+		for _, f := range files {
+			data, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			line, err := os.ReadFile(f + ".sha256")
+			sum := sha256.Sum256(data)
+			if err != nil || !strings.HasPrefix(string(line), hex.EncodeToString(sum[:])+"  "+filepath.Base(f)) {
+				t.Errorf("%s: %s.sha256 = %q (%v), want the file's checksum", n.id, f, line, err)
+			}
+			rev, err := etcdsnap.Verify(data, t.TempDir())
+			if err != nil || rev <= 0 {
+				t.Errorf("%s: %s: revision %d, %v", n.id, f, rev, err)
+			}
+		}
+		t.Logf("%s: %d etcd backups of %s on the node", n.id, len(files), cluster2)
 	}
 }
