@@ -101,12 +101,17 @@ in
   };
 
   config = mkIf cfg.enable {
+    # Units may run the agent's own binary (the etcd backup unit): on PATH
+    # for the supervisor and systemd runtimes, in the system profile for
+    # kcore-kubernetes.nix.
+    environment.systemPackages = [ cfg.package ];
+
     systemd.services.kcore-node-agent = {
       description = "kcore node agent";
       wantedBy = [ "multi-user.target" ];
       wants = [ "network-online.target" ];
       after = [ "network-online.target" ];
-      path = with pkgs; [ lvm2 zfs e2fsprogs xfsprogs util-linux iputils systemd config.system.build.nixos-rebuild ];
+      path = [ cfg.package ] ++ (with pkgs; [ lvm2 zfs e2fsprogs xfsprogs util-linux iputils systemd config.system.build.nixos-rebuild ]);
       serviceConfig = {
         ExecStart = lib.escapeShellArgs args;
         Restart = "always";
