@@ -22,7 +22,9 @@ func newEtcdSnapshotListCmd(s Streams) *cobra.Command {
 was taken (scheduled for spec.etcdBackup's), the etcd revision, the size, the
 SHA-256 of the etcd database file (what an export's checksum must be), and
 where the content is kept: controller (a sealed file on the listed replicas)
-or raft (snapshots taken before files). Never their content.`,
+or raft (snapshots taken before files). Never their content. A cluster whose
+spec.etcdBackup.target is nodes keeps its scheduled backups on its control
+planes, in nodePath: a note on stderr says so.`,
 		Example: `  kctl kubernetes etcd snapshot list lab`,
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -49,7 +51,14 @@ or raft (snapshots taken before files). Never their content.`,
 					return err
 				}
 			}
-			return tw.Flush()
+			if err := tw.Flush(); err != nil {
+				return err
+			}
+			if kc, _, err := getCluster(cmd, c, args[0]); err == nil && kc.Spec.EtcdBackup != nil && kc.Spec.ControllerBackups() == nil {
+				fmt.Fprintf(s.Err, "%s keeps its scheduled backups on each control plane, in %s (not listed here: the controller does not see them)\n",
+					args[0], kc.Spec.EtcdBackup.NodePath)
+			}
+			return nil
 		},
 	}
 }

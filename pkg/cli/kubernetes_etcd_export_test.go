@@ -115,6 +115,17 @@ func TestEtcdSnapshotFileRoundTrip(t *testing.T) {
 	if !strings.Contains(listed, short) || !strings.Contains(listed, sum) || !strings.Contains(listed, "controller (") {
 		t.Fatalf("snapshot list:\n%s", listed)
 	}
+	if _, stderr, _ := e.run("kubernetes", "etcd", "snapshot", "list", "lab"); stderr != "" {
+		t.Fatalf("snapshot list of a cluster without node backups notes %q", stderr)
+	}
+	onNodes := lab
+	onNodes.Spec.EtcdBackup = &api.EtcdBackupSpec{Target: api.BackupTargetNodes}
+	onNodes.Default()
+	storeThroughRaft(t, ctl, api.KindKubernetesCluster, "lab", onNodes)
+	if _, stderr, err := e.run("kubernetes", "etcd", "snapshot", "list", "lab"); err != nil || !strings.Contains(stderr, "on each control plane, in "+api.DefaultNodeBackupPath) {
+		t.Fatalf("snapshot list of a cluster with node backups: %v, stderr %q", err, stderr)
+	}
+	storeThroughRaft(t, ctl, api.KindKubernetesCluster, "lab", lab)
 
 	exported := filepath.Join(e.dir, "exported.db")
 	out = e.must("kubernetes", "etcd", "snapshot", "export", "lab", short, "-o", exported)
