@@ -115,12 +115,14 @@ e2e: build tofu
 ## faults each — kill, restart, pause, membership change and (as root, in
 ## network namespaces) partitions, of the leader too — against real
 ## kcore-controller processes, each history checked for linearizability with
-## porcupine (docs/chaos.md); CHAOS_SEED=N replays one run, CHAOS_OUT keeps
-## failing histories and their visualization
+## porcupine (docs/chaos.md); every run's clients work at least CHAOS_MIN_RUN
+## (default 30s); CHAOS_SEED=N replays one run, CHAOS_OUT keeps failing
+## histories and their visualization
 CHAOS_RUNS ?= 20
 CHAOS_FAULTS ?= 8
+CHAOS_MIN_RUN ?= 30s
 chaos:
-	CHAOS_RUNS=$(CHAOS_RUNS) CHAOS_FAULTS=$(CHAOS_FAULTS) $(GO) test -count=1 -timeout 300m -v -run 'TestChaos$$' ./tests/chaos/
+	CHAOS_RUNS=$(CHAOS_RUNS) CHAOS_FAULTS=$(CHAOS_FAULTS) CHAOS_MIN_RUN=$(CHAOS_MIN_RUN) $(GO) test -count=1 -timeout 300m -v -run 'TestChaos$$' ./tests/chaos/
 
 ## lint: gofmt, go vet and staticcheck (installed from the Go module proxy)
 lint: fmt-check vet staticcheck

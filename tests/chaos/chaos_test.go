@@ -8,6 +8,7 @@ import (
 	"os"
 	"strconv"
 	"testing"
+	"time"
 
 	"kcore.dev/kcore/tests/proccluster"
 )
@@ -64,6 +65,20 @@ func runFaults(getenv func(string) string) (int, error) {
 	return n, nil
 }
 
+// runMinRun returns the least time each run's clients work: MinRunEnv,
+// else none.
+func runMinRun(getenv func(string) string) (time.Duration, error) {
+	s := getenv(MinRunEnv)
+	if s == "" {
+		return 0, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d < 0 || d > MaxMinRun {
+		return 0, fmt.Errorf("parse %s=%q: want a duration from 0 to %s", MinRunEnv, s, MaxMinRun)
+	}
+	return d, nil
+}
+
 // TestChaos makes seeded runs against real controller processes: kills,
 // restarts, pauses and partitions (of the leader too) and membership
 // changes while clients read and write, then checks linearizability,
@@ -80,8 +95,12 @@ func TestChaos(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	minRun, err := runMinRun(os.Getenv)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, seed := range seeds {
-		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) { Run(t, seed, n) })
+		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) { Run(t, seed, n, minRun) })
 	}
 }
 
@@ -124,6 +143,28 @@ func TestRunFaults(t *testing.T) {
 	for _, bad := range []string{"0", strconv.Itoa(MaxFaults + 1), "x"} {
 		if _, err := runFaults(env(bad)); err == nil {
 			t.Fatalf("%s=%s accepted", FaultsEnv, bad)
+		}
+	}
+}
+
+// TestRunMinRun checks the minimum-run knob at its bounds.
+func TestRunMinRun(t *testing.T) {
+	env := func(v string) func(string) string {
+		return func(k string) string {
+			if k == MinRunEnv {
+				return v
+			}
+			return ""
+		}
+	}
+	for v, want := range map[string]time.Duration{"": 0, "0s": 0, "30s": MinRun, MaxMinRun.String(): MaxMinRun} {
+		if d, err := runMinRun(env(v)); err != nil || d != want {
+			t.Fatalf("%s=%q: %s %v, want %s", MinRunEnv, v, d, err, want)
+		}
+	}
+	for _, bad := range []string{"-1s", (MaxMinRun + time.Second).String(), "30", "x"} {
+		if _, err := runMinRun(env(bad)); err == nil {
+			t.Fatalf("%s=%s accepted", MinRunEnv, bad)
 		}
 	}
 }

@@ -34,6 +34,11 @@ const (
 	// settleTimeout bounds waiting for the replicas to converge after the
 	// last fault healed.
 	settleTimeout = proccluster.DefaultTimeout
+	// MinRun is the least time make chaos has each run's clients work:
+	// a run whose faults heal sooner goes on with the clients alone.
+	MinRun = 30 * time.Second
+	// MaxMinRun caps MinRunEnv.
+	MaxMinRun = 10 * time.Minute
 )
 
 // Environment of TestChaos, named in every run's reproduce line.
@@ -45,6 +50,9 @@ const (
 	// FaultsEnv is how many faults each run injects (make chaos sets
 	// FaultsPerRun; default GateFaults).
 	FaultsEnv = "CHAOS_FAULTS"
+	// MinRunEnv is the least time each run's clients work, faults
+	// included, as a Go duration (make chaos sets MinRun; default none).
+	MinRunEnv = "CHAOS_MIN_RUN"
 )
 
 // ErrNotConverged: after every fault healed, some replica's state differs
@@ -79,9 +87,10 @@ func tuned(cfg client.Config) client.Config {
 // Run makes one chaos run on a new cluster: Clients workers run while the
 // schedule of n faults seed draws is injected, then every fault is healed
 // and the history and the cluster's invariants are checked; t fails on
-// any violation, naming the seed. As root the replicas get network
-// namespaces and the schedule draws partitions too.
-func Run(t *testing.T, seed uint64, n int) {
+// any violation, naming the seed. The clients work at least minRun,
+// faults included. As root the replicas get network namespaces and the
+// schedule draws partitions too.
+func Run(t *testing.T, seed uint64, n int, minRun time.Duration) {
 	label := fmt.Sprintf("seed-%d", seed)
 	network := os.Geteuid() == 0
 	t.Logf("chaos run %s, %d faults, partitions %t (reproduce: %s=%d %s=%d make chaos, as the same user)", label, n, network, SeedEnv, seed, FaultsEnv, n)
@@ -97,6 +106,7 @@ func Run(t *testing.T, seed uint64, n int) {
 	prober := newWorker(c, rec, seed, Clients+1)
 
 	ctx, cancel := context.WithCancel(context.Background())
+	work := time.Now()
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	defer cancel()
@@ -111,8 +121,10 @@ func Run(t *testing.T, seed uint64, n int) {
 		t.Logf("%s: %s", label, f)
 		inject(c, f, func(i int) { prober.probe(ctx, i) }, t.Logf)
 	}
-	// The faults are healed; the clients go on until enough writes were
-	// acknowledged for the check to mean something, at most MinAckedWait.
+	// The faults are healed; the clients go on until the run has lasted
+	// minRun and enough writes were acknowledged for the check to mean
+	// something, at most MinAckedWait more.
+	time.Sleep(minRun - time.Since(work))
 	_ = harness.Poll(MinAckedWait, func() error {
 		if n := acked(rec.History()); n < MinAcked {
 			return fmt.Errorf("%d acknowledged writes", n)
@@ -121,6 +133,7 @@ func Run(t *testing.T, seed uint64, n int) {
 	})
 	cancel()
 	wg.Wait()
+	worked := time.Since(work).Round(time.Second)
 
 	if err := converge(ctx, final); err != nil {
 		t.Fatalf("%s: %v", label, err)
@@ -129,7 +142,7 @@ func Run(t *testing.T, seed uint64, n int) {
 	if n := acked(ops); n < MinAcked {
 		t.Fatalf("%s: only %d acknowledged writes, want at least %d", label, n, MinAcked)
 	}
-	t.Logf("%s: %d operations, %d acknowledged writes, outcomes %v", label, len(ops), acked(ops), outcomes(ops))
+	t.Logf("%s: %d operations, %d acknowledged writes, outcomes %v, clients worked %s", label, len(ops), acked(ops), outcomes(ops), worked)
 	if err := Check(label, ops); err != nil {
 		t.Fatal(err)
 	}
