@@ -169,6 +169,26 @@ func TestRunMinRun(t *testing.T) {
 	}
 }
 
+// TestPaceSpreadsTheBudget: the clients' operations, made one pace apart,
+// would last the longer of the minimum run and the planned schedule.
+func TestPaceSpreadsTheBudget(t *testing.T) {
+	faults := []Fault{{Gap: time.Second, Hold: 3 * time.Second}, {Gap: 500 * time.Millisecond, Hold: 500 * time.Millisecond}}
+	for _, tc := range []struct {
+		minRun, want time.Duration
+	}{
+		{0, 5 * time.Second},
+		{MinRun, MinRun},
+		{MaxMinRun, MaxMinRun},
+	} {
+		if got := pace(faults, tc.minRun) * MaxOps / Clients; got != tc.want {
+			t.Fatalf("minRun %s: the budget lasts %s, want %s", tc.minRun, got, tc.want)
+		}
+	}
+	if pace(nil, 0) != 0 {
+		t.Fatal("no faults and no minimum: the clients should not wait")
+	}
+}
+
 // TestScheduleReproducible: a seed names one schedule, within the bounds,
 // and partitions are drawn only for a cluster with a network.
 func TestScheduleReproducible(t *testing.T) {

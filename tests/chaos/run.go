@@ -100,7 +100,9 @@ func Run(t *testing.T, seed uint64, n int, minRun time.Duration) {
 	rec := NewRecorder(MaxOps)
 	var workers []*worker
 	for id := range Clients {
-		workers = append(workers, newWorker(c, rec, seed, id))
+		w := newWorker(c, rec, seed, id)
+		w.pace = pace(faults, minRun)
+		workers = append(workers, w)
 	}
 	final := newWorker(c, rec, seed, Clients)
 	prober := newWorker(c, rec, seed, Clients+1)
@@ -121,6 +123,7 @@ func Run(t *testing.T, seed uint64, n int, minRun time.Duration) {
 		t.Logf("%s: %s", label, f)
 		inject(c, f, func(i int) { prober.probe(ctx, i) }, t.Logf)
 	}
+	healed, fullAtHeal := time.Since(work).Round(time.Second), rec.Full()
 	// The faults are healed; the clients go on until the run has lasted
 	// minRun and enough writes were acknowledged for the check to mean
 	// something, at most MinAckedWait more.
@@ -142,7 +145,7 @@ func Run(t *testing.T, seed uint64, n int, minRun time.Duration) {
 	if n := acked(ops); n < MinAcked {
 		t.Fatalf("%s: only %d acknowledged writes, want at least %d", label, n, MinAcked)
 	}
-	t.Logf("%s: %d operations, %d acknowledged writes, outcomes %v, clients worked %s", label, len(ops), acked(ops), outcomes(ops), worked)
+	t.Logf("%s: %d operations, %d acknowledged writes, outcomes %v, clients worked %s, faults healed at %s, recorder full then %t", label, len(ops), acked(ops), outcomes(ops), worked, healed, fullAtHeal)
 	if err := Check(label, ops); err != nil {
 		t.Fatal(err)
 	}
@@ -150,6 +153,20 @@ func Run(t *testing.T, seed uint64, n int, minRun time.Duration) {
 		t.Fatalf("%s: %v", label, err)
 	}
 	t.Logf("%s: checked in %s", label, time.Since(start).Round(time.Second))
+}
+
+// pace is the wait between one client's operations that spreads MaxOps
+// over the longer of minRun and the schedule's planned length (its gaps
+// and holds), so the clients are still at work while the last faults are
+// injected instead of having spent their operations before. A run lasts
+// longer than planned (recovery waits, and each operation's own time
+// comes on top of the pace), so the budget outlasts the faults.
+func pace(faults []Fault, minRun time.Duration) time.Duration {
+	var planned time.Duration
+	for _, f := range faults {
+		planned += f.Gap + f.Hold
+	}
+	return max(minRun, planned) * Clients / MaxOps
 }
 
 // converge reads every key leader-confirmed and from every replica until

@@ -50,11 +50,23 @@ type worker struct {
 	// seen is the last ModifyIndex this worker saw per key, its CAS guess.
 	seen map[string]uint64
 	n    int
+	// pace is the wait after each operation (run sets it with pace).
+	pace time.Duration
 }
 
-// run makes operations until ctx ends or the recorder is full.
+// run makes operations, w.pace apart, until ctx ends or the recorder is
+// full.
 func (w *worker) run(ctx context.Context) {
 	for ctx.Err() == nil && !w.rec.Full() {
+		if w.n > 0 && w.pace > 0 {
+			t := time.NewTimer(w.pace)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return
+			case <-t.C:
+			}
+		}
 		key := keyName(w.rng.IntN(Keys))
 		switch p := w.rng.IntN(100); {
 		case p < 30:
