@@ -6,12 +6,15 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"kcore.dev/kcore/pkg/api"
+	"kcore.dev/kcore/pkg/confined"
 	"kcore.dev/kcore/pkg/etcdsnap"
 	"kcore.dev/kcore/pkg/pki"
 	"kcore.dev/kcore/pkg/render"
@@ -37,7 +40,8 @@ func newAgentEtcdBackupCmd(s Streams, fl *agentFlags) *cobra.Command {
 		Long: `Takes a snapshot of the local etcd member every --interval, verifies it (bbolt opens it,
 its revision is read), writes it to DIR/etcd-CLUSTER-TAKEN.db with a .sha256 file beside it
 (sha256sum -c checks it), and drops the backups beyond --keep or older than --max-age (never
-the newest). The certificate files are read again for every snapshot, so a renewal needs no
+the newest). DIR must be in ` + api.NodeBackupRoot + `, and no name beneath that directory, DIR's own
+components included, is followed through a symlink. The certificate files are read again for every snapshot, so a renewal needs no
 restart; SIGHUP is ignored. The controller renders this as a unit on every control plane of a
 cluster whose spec.etcdBackup.target is nodes; run it by hand with --once.`,
 		Example: `  kcore-node-agent etcd-backup --cluster lab --endpoint https://127.0.0.1:2379 \
@@ -123,10 +127,22 @@ func (b *etcdBackupFlags) backups() (*etcdsnap.NodeBackups, error) {
 	if b.maxAge < 0 || b.maxAge > api.MaxBackupMaxAge {
 		return nil, fmt.Errorf("--%s must be between 0 and %s", render.EtcdBackupFlagMaxAge, api.MaxBackupMaxAge)
 	}
-	taker := &etcdsnap.Taker{TempDir: a.Dir}
+	root, rel, err := splitBackupDir(a.Dir)
+	if err != nil {
+		return nil, err
+	}
+	// The root is trusted configuration, created like Debian's when a
+	// system lacks it.
+	if err := os.MkdirAll(root, 0o755); err != nil {
+		return nil, fmt.Errorf("--%s: %w", render.EtcdBackupFlagDir, err)
+	}
+	dir, err := confined.Open(root)
+	if err != nil {
+		return nil, fmt.Errorf("--%s: %w", render.EtcdBackupFlagDir, err)
+	}
 	return &etcdsnap.NodeBackups{
-		Dir: a.Dir, Cluster: a.Cluster, Interval: a.Interval, Keep: a.Keep, MaxAge: b.maxAge,
-		Take: func(ctx context.Context) (*etcdsnap.Snapshot, error) {
+		Root: dir, Dir: rel, Cluster: a.Cluster, Interval: a.Interval, Keep: a.Keep, MaxAge: b.maxAge,
+		Take: func(ctx context.Context, verifyDir string) (*etcdsnap.Snapshot, error) {
 			ca, err := os.ReadFile(a.CACert)
 			if err != nil {
 				return nil, fmt.Errorf("read etcd CA: %w", err)
@@ -136,7 +152,22 @@ func (b *etcdBackupFlags) backups() (*etcdsnap.NodeBackups, error) {
 			if err := errors.Join(certErr, keyErr); err != nil {
 				return nil, fmt.Errorf("read etcd client certificate: %w", err)
 			}
+			taker := &etcdsnap.Taker{TempDir: verifyDir}
 			return taker.TakeURL(ctx, a.Endpoint, ca, pki.KeyPair{CertPEM: cert, KeyPEM: key})
 		},
 	}, nil
+}
+
+// splitBackupDir splits dir, an absolute path inside api.NodeBackupRoot
+// (behind the agent's --root when it has one: the render rebases it), at
+// the first NodeBackupRoot: what comes before and that directory itself
+// are trusted, every name after it is looked up without following a
+// symlink. Splitting at the first one errs toward confining more.
+func splitBackupDir(dir string) (root, rel string, err error) {
+	clean := filepath.Clean(dir)
+	i := strings.Index(clean, api.NodeBackupRoot+"/")
+	if !filepath.IsAbs(dir) || i < 0 {
+		return "", "", fmt.Errorf("--%s %q is not an absolute path in %s", render.EtcdBackupFlagDir, dir, api.NodeBackupRoot)
+	}
+	return clean[:i+len(api.NodeBackupRoot)], clean[i+len(api.NodeBackupRoot)+1:], nil
 }

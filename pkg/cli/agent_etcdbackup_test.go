@@ -68,7 +68,8 @@ func TestAgentEtcdBackupOnce(t *testing.T) {
 		}
 		return p
 	}
-	backups := filepath.Join(dir, "backups")
+	// As the render rebases it for an agent with --root dir.
+	backups := filepath.Join(dir, api.DefaultNodeBackupPath)
 	args := render.EtcdBackupArgs{
 		Cluster: "lab", Endpoint: srv.URL,
 		CACert: write("ca.crt", sec.EtcdTrust()), Cert: write("client.crt", cp.APIServerEtcdClient.CertPEM),
@@ -99,6 +100,8 @@ func TestAgentEtcdBackupOnce(t *testing.T) {
 		{drop: "--" + render.EtcdBackupFlagDir + "=", want: "--dir is required"},
 		{add: "--" + render.EtcdBackupFlagKeep + "=101", want: "--keep must be between 1 and 100"},
 		{add: "--" + render.EtcdBackupFlagInterval + "=30s", want: "--interval must be between"},
+		{add: "--" + render.EtcdBackupFlagDir + "=" + filepath.Join(dir, "backups"), want: "is not an absolute path in " + api.NodeBackupRoot},
+		{add: "--" + render.EtcdBackupFlagDir + "=var/backups/kcore", want: "is not an absolute path in " + api.NodeBackupRoot},
 	} {
 		var a []string
 		for _, s := range argv[1:] {

@@ -20,6 +20,11 @@ var ErrEscape = errors.New("path escapes its confined directory")
 // a rename elsewhere raced with it) is tried again before it fails.
 const MaxRetries = 16
 
+// TempInfix is in the name of every temporary file WriteFile makes:
+// "." + name + TempInfix + random text, so a caller can sweep what a crash
+// left behind.
+const TempInfix = ".tmp-"
+
 // resolveFlags keep every lookup beneath the handle and off symlinks.
 const resolveFlags = unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS
 
@@ -48,6 +53,13 @@ func (d *Dir) Name() string { return d.f.Name() }
 func (d *Dir) Close() error { return d.f.Close() }
 
 func (d *Dir) fd() int { return int(d.f.Fd()) }
+
+// ProcPath is a path naming the handle's directory itself
+// (/proc/self/fd/N), for a library that takes a path, not a handle
+// (bbolt): a name looked up beneath it starts at the open directory, not
+// at whatever the directory's path names by then. It is valid while the
+// handle is open; names beneath it are looked up the ordinary way.
+func (d *Dir) ProcPath() string { return fmt.Sprintf("/proc/self/fd/%d", d.fd()) }
 
 // check refuses a name that is empty, absolute, holds a NUL or any ".."
 // element; the kernel enforces the same, this only gives a clearer error.
@@ -217,7 +229,7 @@ func (d *Dir) WriteFile(name string, r io.Reader, mode os.FileMode) (int64, erro
 		return 0, fmt.Errorf("write %q: %w", name, err)
 	}
 	defer unix.Close(dirfd)
-	tmp := "." + base + ".tmp-" + rand.Text()
+	tmp := "." + base + TempInfix + rand.Text()
 	fd, err := openat(dirfd, tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL, 0o600)
 	if err != nil {
 		return 0, fmt.Errorf("write %q: %w", name, err)

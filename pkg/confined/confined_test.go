@@ -222,3 +222,34 @@ func TestReadlinkReadsOneNameUpToItsBound(t *testing.T) {
 		}
 	}
 }
+
+// TestProcPathNamesTheHandle: a file created by path beneath ProcPath lands
+// in the handle's directory, even after the directory's path was taken by
+// another directory.
+func TestProcPathNamesTheHandle(t *testing.T) {
+	base := t.TempDir()
+	dir := filepath.Join(base, "d")
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	d, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	if err := os.Rename(dir, filepath.Join(base, "moved")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(d.ProcPath(), "f"), []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(base, "moved", "f")); err != nil {
+		t.Fatalf("not in the handle's directory: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "f")); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("in the directory now at the old path: %v", err)
+	}
+}

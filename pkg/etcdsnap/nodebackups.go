@@ -1,18 +1,20 @@
 package etcdsnap
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
+	"path"
 	"sort"
 	"strings"
 	"time"
 
 	"kcore.dev/kcore/pkg/apiv1"
+	"kcore.dev/kcore/pkg/confined"
 )
 
 // Names of the files of a node's backups: etcd-<cluster>-<taken>.db, the
@@ -22,6 +24,8 @@ const (
 	nodeBackupExt    = ".db"
 	nodeBackupSumExt = ".sha256"
 	nodeBackupStamp  = "20060102T150405Z"
+	// maxNodeBackupSum bounds the .sha256 file List reads.
+	maxNodeBackupSum = 4096
 )
 
 // ErrEmpty refuses to keep a node backup of a member that holds no keys.
@@ -30,9 +34,15 @@ var ErrEmpty = errors.New("empty etcd snapshot")
 // NodeBackups keeps the scheduled backups of one cluster in a directory of
 // one of its control planes (spec.etcdBackup target nodes): a snapshot of
 // the local etcd member every Interval, verified before it is kept, and the
-// retention the controller applies to its own backups (Expired).
+// retention the controller applies to its own backups (Expired). Every
+// file operation is confined to Root: no name beneath it, the directory
+// Dir included, is followed through a symlink.
 type NodeBackups struct {
-	// Dir holds the backups; it is created (0700) on the first one.
+	// Root is the trusted directory the backups live in (the node's
+	// api.NodeBackupRoot).
+	Root *confined.Dir
+	// Dir holds the backups, relative to Root; it and its missing parents
+	// are created (0700) on the first backup.
 	Dir string
 	// Cluster names the files, so clusters sharing a directory keep apart.
 	Cluster string
@@ -41,8 +51,10 @@ type NodeBackups struct {
 	// Keep and MaxAge are the retention (MaxAge 0: no age limit).
 	Keep   int
 	MaxAge time.Duration
-	// Take streams and verifies one snapshot.
-	Take func(ctx context.Context) (*Snapshot, error)
+	// Take streams one snapshot and verifies it in a temporary file of
+	// verifyDir, a path naming the backup directory (so the database
+	// never lands outside it).
+	Take func(ctx context.Context, verifyDir string) (*Snapshot, error)
 	// Now is the clock (nil: time.Now).
 	Now func() time.Time
 }
@@ -70,7 +82,7 @@ func (n *NodeBackups) now() time.Time {
 // clusters, temporary files and names that do not parse are left out. A
 // missing directory holds none.
 func (n *NodeBackups) List() ([]NodeBackup, error) {
-	entries, err := os.ReadDir(n.Dir)
+	entries, err := n.Root.ReadDir(n.Dir)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
@@ -98,7 +110,7 @@ func (n *NodeBackups) List() ([]NodeBackup, error) {
 			continue
 		}
 		b := NodeBackup{Name: name, TakenAt: at, Size: info.Size()}
-		if sum, err := os.ReadFile(filepath.Join(n.Dir, name+nodeBackupSumExt)); err == nil {
+		if sum, err := n.Root.ReadFile(path.Join(n.Dir, name+nodeBackupSumExt), maxNodeBackupSum); err == nil {
 			b.SHA256, _, _ = strings.Cut(string(sum), " ")
 		}
 		out = append(out, b)
@@ -121,19 +133,22 @@ func infos(list []NodeBackup) []apiv1.EtcdSnapshotInfo {
 // snapshot of a member without keys is not kept (ErrEmpty). A failed snapshot leaves the directory as it was, its retention included,
 // so a member that stopped answering keeps its last backups.
 func (n *NodeBackups) Pass(ctx context.Context) (took *NodeBackup, dropped []string, err error) {
-	n.sweepTemp()
+	if dir, err := n.Root.Sub(n.Dir, false, 0); err == nil {
+		n.sweepTemp(dir)
+		dir.Close()
+	}
 	list, err := n.List()
 	if err != nil {
 		return nil, nil, err
 	}
 	now := n.now()
 	if Due(infos(list), n.Interval, now) {
-		// The taker verifies the snapshot in a temporary file of the
-		// directory, so the database never lands outside it.
-		if err := os.MkdirAll(n.Dir, 0o700); err != nil {
+		dir, err := n.Root.Sub(n.Dir, true, 0o700)
+		if err != nil {
 			return nil, nil, fmt.Errorf("etcd backup directory: %w", err)
 		}
-		snap, err := n.Take(ctx)
+		defer dir.Close()
+		snap, err := n.Take(ctx, dir.ProcPath())
 		if err != nil {
 			return nil, nil, fmt.Errorf("take etcd backup of %s: %w", n.Cluster, err)
 		}
@@ -142,7 +157,7 @@ func (n *NodeBackups) Pass(ctx context.Context) (took *NodeBackup, dropped []str
 			// written): keeping it would let retention drop real backups.
 			return nil, nil, fmt.Errorf("take etcd backup of %s: %w: the member holds no keys yet (revision 0)", n.Cluster, ErrEmpty)
 		}
-		b, err := n.write(snap, now)
+		b, err := n.write(dir, snap, now)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -151,7 +166,7 @@ func (n *NodeBackups) Pass(ctx context.Context) (took *NodeBackup, dropped []str
 	}
 	for _, d := range Expired(infos(list), n.Keep, n.MaxAge, now) {
 		for _, f := range []string{d.Name + nodeBackupSumExt, d.Name} {
-			if err := os.Remove(filepath.Join(n.Dir, f)); err != nil && !errors.Is(err, os.ErrNotExist) {
+			if err := n.Root.Remove(path.Join(n.Dir, f)); err != nil {
 				return took, dropped, fmt.Errorf("drop etcd backup: %w", err)
 			}
 		}
@@ -160,13 +175,18 @@ func (n *NodeBackups) Pass(ctx context.Context) (took *NodeBackup, dropped []str
 	return took, dropped, nil
 }
 
-// sweepTemp removes the temporary files a write that crashed left behind
-// (only this cluster's: one process writes them).
-func (n *NodeBackups) sweepTemp() {
-	entries, _ := os.ReadDir(n.Dir)
+// sweepTemp removes from dir the temporary files a write of this cluster
+// that crashed left behind (one process writes them; another cluster's,
+// whose name only starts like this one's, are not this one's).
+func (n *NodeBackups) sweepTemp(dir *confined.Dir) {
+	entries, _ := dir.ReadDir(".")
 	for _, e := range entries {
-		if strings.HasPrefix(e.Name(), "."+nodeBackupPrefix+n.Cluster+"-") && strings.HasSuffix(e.Name(), ".tmp") {
-			os.Remove(filepath.Join(n.Dir, e.Name()))
+		rest, ok := strings.CutPrefix(e.Name(), "."+nodeBackupPrefix+n.Cluster+"-")
+		if !ok || !strings.Contains(rest, confined.TempInfix) || len(rest) < len(nodeBackupStamp) {
+			continue
+		}
+		if _, err := time.Parse(nodeBackupStamp, rest[:len(nodeBackupStamp)]); err == nil {
+			dir.Remove(e.Name())
 		}
 	}
 }
@@ -184,59 +204,18 @@ func (n *NodeBackups) NextDue() (time.Duration, error) {
 // then its checksum, each written to a temporary name, synced and renamed,
 // so a crash leaves either a whole backup or none (a .db without its
 // .sha256 is listed with an empty checksum).
-func (n *NodeBackups) write(snap *Snapshot, now time.Time) (NodeBackup, error) {
+func (n *NodeBackups) write(dir *confined.Dir, snap *Snapshot, now time.Time) (NodeBackup, error) {
 	name := nodeBackupPrefix + n.Cluster + "-" + now.Format(nodeBackupStamp) + nodeBackupExt
 	sum := sha256.Sum256(snap.Data)
 	hexSum := hex.EncodeToString(sum[:])
 	if hexSum != snap.SHA256 {
 		return NodeBackup{}, fmt.Errorf("etcd backup %s: %w: checksum %s, snapshot says %s", name, ErrInvalid, hexSum, snap.SHA256)
 	}
-	if err := writeSynced(n.Dir, name, snap.Data); err != nil {
-		return NodeBackup{}, err
+	if _, err := dir.WriteFile(name, bytes.NewReader(snap.Data), 0o600); err != nil {
+		return NodeBackup{}, fmt.Errorf("write etcd backup: %w", err)
 	}
-	if err := writeSynced(n.Dir, name+nodeBackupSumExt, []byte(hexSum+"  "+name+"\n")); err != nil {
-		return NodeBackup{}, err
+	if _, err := dir.WriteFile(name+nodeBackupSumExt, strings.NewReader(hexSum+"  "+name+"\n"), 0o600); err != nil {
+		return NodeBackup{}, fmt.Errorf("write etcd backup: %w", err)
 	}
 	return NodeBackup{Name: name, TakenAt: now, SHA256: hexSum, Size: int64(len(snap.Data))}, nil
-}
-
-// writeSynced writes data to dir/name (0600) through a temporary file that
-// is synced before the rename, and syncs dir after it.
-func writeSynced(dir, name string, data []byte) error {
-	f, err := os.CreateTemp(dir, "."+name+".*.tmp")
-	if err != nil {
-		return fmt.Errorf("write etcd backup %s: %w", name, err)
-	}
-	tmp := f.Name()
-	fail := func(err error) error {
-		f.Close()
-		os.Remove(tmp)
-		return fmt.Errorf("write etcd backup %s: %w", name, err)
-	}
-	if err := f.Chmod(0o600); err != nil {
-		return fail(err)
-	}
-	if _, err := f.Write(data); err != nil {
-		return fail(err)
-	}
-	if err := f.Sync(); err != nil {
-		return fail(err)
-	}
-	if err := f.Close(); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("write etcd backup %s: %w", name, err)
-	}
-	if err := os.Rename(tmp, filepath.Join(dir, name)); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("write etcd backup %s: %w", name, err)
-	}
-	d, err := os.Open(dir)
-	if err != nil {
-		return fmt.Errorf("write etcd backup %s: %w", name, err)
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil {
-		return fmt.Errorf("write etcd backup %s: %w", name, err)
-	}
-	return nil
 }
