@@ -125,16 +125,19 @@ func TestRunSeeds(t *testing.T) {
 	}
 }
 
+// oneVar is an environment holding name=v alone.
+func oneVar(name, v string) func(string) string {
+	return func(k string) string {
+		if k == name {
+			return v
+		}
+		return ""
+	}
+}
+
 // TestRunFaults checks the fault-count knob at its bounds.
 func TestRunFaults(t *testing.T) {
-	env := func(v string) func(string) string {
-		return func(k string) string {
-			if k == FaultsEnv {
-				return v
-			}
-			return ""
-		}
-	}
+	env := func(v string) func(string) string { return oneVar(FaultsEnv, v) }
 	for v, want := range map[string]int{"": GateFaults, "1": 1, strconv.Itoa(MaxFaults): MaxFaults} {
 		if n, err := runFaults(env(v)); err != nil || n != want {
 			t.Fatalf("%s=%q: %d %v, want %d", FaultsEnv, v, n, err, want)
@@ -149,14 +152,7 @@ func TestRunFaults(t *testing.T) {
 
 // TestRunMinRun checks the minimum-run knob at its bounds.
 func TestRunMinRun(t *testing.T) {
-	env := func(v string) func(string) string {
-		return func(k string) string {
-			if k == MinRunEnv {
-				return v
-			}
-			return ""
-		}
-	}
+	env := func(v string) func(string) string { return oneVar(MinRunEnv, v) }
 	for v, want := range map[string]time.Duration{"": 0, "0s": 0, "30s": MinRun, MaxMinRun.String(): MaxMinRun} {
 		if d, err := runMinRun(env(v)); err != nil || d != want {
 			t.Fatalf("%s=%q: %s %v, want %s", MinRunEnv, v, d, err, want)
