@@ -12,6 +12,7 @@ import (
 	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
 	wal "github.com/hashicorp/raft-wal"
 	"github.com/hashicorp/raft-wal/metadb"
+	"github.com/hashicorp/raft-wal/types"
 )
 
 // Log store kinds (Config.LogStore).
@@ -32,6 +33,14 @@ const (
 	boltLogFile = "raft.db"
 	walDir      = "wal"
 )
+
+// ErrSealedWithoutIndex reports a data dir whose WAL holds a segment that
+// raft-wal v0.4.0 sealed without its index block (it did so when a log
+// suffix was cleared): no entry of it can be read, so the replica cannot
+// start from this data dir. Its data is on the other replicas: remove it
+// (kctl controller remove ID) and start it again with an empty data dir and
+// --join.
+var ErrSealedWithoutIndex = errors.New("raft log segment sealed without its index (raft-wal v0.4.0): remove this replica and start it again with an empty data dir and --join")
 
 // ErrLogStoreMismatch reports a data dir whose raft log is of a kind the
 // configured log store cannot read (a WAL log with LogStoreBolt).
@@ -130,7 +139,26 @@ func openWAL(dir string, logger hclog.Logger) (walStore, error) {
 	if err != nil {
 		return walStore{}, errors.Join(fmt.Errorf("open wal %s: %w", dir, err), meta.Close())
 	}
-	return walStore{WAL: w, meta: meta}, nil
+	ws := walStore{WAL: w, meta: meta}
+	st, err := meta.Load(dir)
+	if err == nil {
+		err = checkSealed(st)
+	}
+	if err != nil {
+		return walStore{}, errors.Join(fmt.Errorf("open wal %s: %w", dir, err), ws.Close())
+	}
+	return ws, nil
+}
+
+// checkSealed refuses a WAL with a sealed segment that has no index block
+// (ErrSealedWithoutIndex): raft would panic reading it.
+func checkSealed(st types.PersistentState) error {
+	for _, seg := range st.Segments {
+		if !seg.SealTime.IsZero() && seg.IndexStart == 0 {
+			return fmt.Errorf("segment %d (entries from %d): %w", seg.ID, seg.BaseIndex, ErrSealedWithoutIndex)
+		}
+	}
+	return nil
 }
 
 // openBolt opens (or creates) the bbolt log file at path.

@@ -3,12 +3,14 @@ package raftnode
 import (
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
 	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
+	"github.com/hashicorp/raft-wal/metadb"
 )
 
 func TestChunkedLogStoreDeletesWholeRange(t *testing.T) {
@@ -140,5 +142,55 @@ func TestWALSuffixClearedSurvivesRestart(t *testing.T) {
 		if l.Term != term || string(l.Data) != fmt.Sprintf("%d@%d", i, term) {
 			t.Fatalf("entry %d: term %d data %q, want term %d", i, l.Term, l.Data, term)
 		}
+	}
+}
+
+// TestWALSealedWithoutIndexRefused: a data dir the old raft-wal left with a
+// sealed segment and no index block is refused at open with a message that
+// says what to do, instead of the panic raft gives reading it.
+func TestWALSealedWithoutIndexRefused(t *testing.T) {
+	dir := t.TempDir()
+	s, _, err := openLogStore(dir, LogStoreWAL, false, hclog.NewNullLogger())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.StoreLogs([]*raft.Log{{Index: 1, Term: 1, Type: raft.LogCommand}, {Index: 2, Term: 1, Type: raft.LogCommand}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.DeleteRange(2, 2); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// What v0.4.0 recorded: the truncated tail sealed, its index not written.
+	meta := &metadb.BoltMetaDB{}
+	walPath := filepath.Join(dir, walDir)
+	st, err := meta.Load(walPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sealed := 0
+	for i := range st.Segments {
+		if !st.Segments[i].SealTime.IsZero() {
+			st.Segments[i].IndexStart = 0
+			sealed++
+		}
+	}
+	if sealed == 0 {
+		t.Fatalf("no sealed segment to damage: %+v", st.Segments)
+	}
+	if err := errors.Join(meta.CommitState(st), meta.Close()); err != nil {
+		t.Fatal(err)
+	}
+	if s, _, err := openLogStore(dir, LogStoreWAL, false, hclog.NewNullLogger()); !errors.Is(err, ErrSealedWithoutIndex) {
+		if s != nil {
+			s.Close()
+		}
+		t.Fatalf("open = %v, want ErrSealedWithoutIndex", err)
+	}
+	// Refused without harm: the log is left where it was.
+	if _, err := os.Stat(walPath); err != nil {
+		t.Fatal(err)
 	}
 }
