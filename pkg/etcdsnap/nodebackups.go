@@ -130,8 +130,9 @@ func infos(list []NodeBackup) []apiv1.EtcdSnapshotInfo {
 
 // Pass takes a backup when one is due (Due) and then drops what the
 // retention expires; took is the new backup, nil when none was due. A
-// snapshot of a member without keys is not kept (ErrEmpty). A failed snapshot leaves the directory as it was, its retention included,
-// so a member that stopped answering keeps its last backups.
+// snapshot of a member without keys is not kept (ErrEmpty). A failed
+// snapshot leaves the directory as it was, its retention included, so a
+// member that stopped answering keeps its last backups.
 func (n *NodeBackups) Pass(ctx context.Context) (took *NodeBackup, dropped []string, err error) {
 	if dir, err := n.Root.Sub(n.Dir, false, 0); err == nil {
 		n.sweepTemp(dir)
