@@ -60,7 +60,7 @@ type Applier struct {
 	// unit wait in the same apply for it to be ready, unless it fails
 	// (default 60s); after that they are reported pending and retried.
 	DependencyWait time.Duration
-	// Health probes a unit's HealthURL (nil: ProbeHealth).
+	// Health probes a unit's HealthURL (nil: a Prober of the Applier's own).
 	Health func(ctx context.Context, url string) error
 	// DrainPods, when set, stops and removes every pod sandbox of the CRI
 	// at endpoint; the agent calls it before it stops for good (not
@@ -91,6 +91,7 @@ type Applier struct {
 	rendered map[string]api.Unit // units of every NodeState being applied, by name
 	live     liveState
 	removed  int // units stopped for good by the running Apply
+	prober   Prober
 }
 
 func (a *Applier) log() *slog.Logger {

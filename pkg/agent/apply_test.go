@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"io/fs"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
@@ -394,21 +392,6 @@ func TestApplyWaitsForHealthyDependencies(t *testing.T) {
 	reps, _ = a.Apply(context.Background(), []api.NodeState{ns})
 	if got := states(reps); got != "kcore-kube-apiserver=ok kcore-kubernetes-cilium=ok" {
 		t.Fatalf("healthy API server: %s", got)
-	}
-}
-
-func TestProbeHealth(t *testing.T) {
-	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != "/readyz" {
-			w.WriteHeader(http.StatusServiceUnavailable)
-		}
-	}))
-	defer srv.Close()
-	if err := ProbeHealth(context.Background(), srv.URL+"/readyz"); err != nil {
-		t.Fatalf("healthy loopback server: %v", err)
-	}
-	if err := ProbeHealth(context.Background(), srv.URL+"/livez"); err == nil {
-		t.Fatal("503 accepted")
 	}
 }
 

@@ -77,11 +77,7 @@ func (a *Applier) unitReady(ctx context.Context, name string) (runtime.UnitStatu
 		return st, false
 	}
 	if u, ok := a.rendered[name]; ok && u.HealthURL != "" && !u.Oneshot {
-		probe := a.Health
-		if probe == nil {
-			probe = ProbeHealth
-		}
-		if err := probe(ctx, u.HealthURL); err != nil {
+		if err := a.probe(ctx, u.HealthURL); err != nil {
 			st.Message = "unhealthy: " + err.Error()
 			return st, false
 		}

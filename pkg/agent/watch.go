@@ -160,7 +160,7 @@ func (a *Applier) probe(ctx context.Context, url string) error {
 	if a.Health != nil {
 		return a.Health(ctx, url)
 	}
-	return ProbeHealth(ctx, url)
+	return a.prober.Probe(ctx, url)
 }
 
 // crashMessage says how a service went down: `exited with status 1 at
