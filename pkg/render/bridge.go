@@ -128,10 +128,18 @@ func (r *renderer) kubeProxy(b *builder, m api.ClusterNode) error {
 	}
 	b.file(r.l.KubeProxyConfig, modeConfig, conf, false, "kube-proxy configuration, cluster CIDR "+r.c.Spec.ClusterCIDR)
 	v := r.release(m.NodeID, false)
+	// On a control plane kube-proxy starts once the API server beside it
+	// is ready: started with it, client-go's back-off while no API answers
+	// (up to 30 s between attempts) outlasts the API server's own start.
+	var after []string
+	if _, isCP := r.cpIndex[m.NodeID]; isCP {
+		after = []string{r.l.UnitAPIServer}
+	}
 	b.unit(api.Unit{
 		Name:      r.l.UnitKubeProxy,
 		Reason:    "kube-proxy in iptables mode (bridge CNI)",
 		Version:   v,
+		After:     after,
 		Argv:      []string{"kube-proxy", "--config=" + r.l.KubeProxyConfig},
 		Restart:   api.RestartAlways,
 		HealthURL: fmt.Sprintf("http://127.0.0.1:%d/healthz", r.l.KubeProxyHealthzPort),

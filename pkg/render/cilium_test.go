@@ -139,6 +139,30 @@ func TestBridgeModeHasNoCilium(t *testing.T) {
 	}
 }
 
+// TestKubeProxyStartsAfterLocalAPIServer: on a control plane kube-proxy
+// waits for the API server beside it; a worker, which has none, starts it
+// at once.
+func TestKubeProxyStartsAfterLocalAPIServer(t *testing.T) {
+	_, bridge := renderCase(t, "bridge", Options{})
+	var cps, workers int
+	for id, ns := range bridge {
+		kp := unitByName(ns, UnitKubeProxy)
+		want := []string(nil)
+		if unitByName(ns, UnitAPIServer) != nil {
+			want = []string{UnitAPIServer}
+			cps++
+		} else {
+			workers++
+		}
+		if !slices.Equal(kp.After, want) {
+			t.Errorf("%s: kube-proxy after %v, want %v", id, kp.After, want)
+		}
+	}
+	if cps == 0 || workers == 0 {
+		t.Fatalf("the case has %d control planes and %d workers: both kinds must be checked", cps, workers)
+	}
+}
+
 func TestNodePodCIDR(t *testing.T) {
 	tests := []struct {
 		cidr, addr, want string
