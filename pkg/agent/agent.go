@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"kcore.dev/kcore/pkg/api"
@@ -51,6 +52,7 @@ type Agent struct {
 	FsyncInterval     time.Duration // the fsync probe reruns after [1h]
 	PollWait          time.Duration // blocking query wait [5m]
 	RetryInterval     time.Duration // re-apply while items are pending [2s]
+	PendingInterval   time.Duration // pending units are checked for readiness, to re-apply at once, every [250ms]
 	WatchInterval     time.Duration // units are checked for crashes between applies every [1s]
 	BackoffMax        time.Duration // cap of the retry backoff [30s]
 }
@@ -243,10 +245,15 @@ func (a *Agent) sendFacts(ctx context.Context, ctl Controller, s *factsSender) {
 }
 
 // applyLoop long-polls the NodeStates, applies them and reports what changed.
+// While items are pending it re-applies every RetryInterval, and at once
+// when a pending unit turns ready (checked every PendingInterval), so the
+// report that it is ok does not wait out the interval.
 func (a *Agent) applyLoop(ctx context.Context, ctl Controller, rep *reporter) {
 	var (
 		index   uint64
 		pending bool
+		kicked  bool // the last apply was a pending unit's turning ready
+		states  []api.NodeState
 		backoff = a.firstBackoff()
 	)
 	for ctx.Err() == nil {
@@ -255,8 +262,16 @@ func (a *Agent) applyLoop(ctx context.Context, ctl Controller, rep *reporter) {
 			wait = orDefault(a.RetryInterval, 2*time.Second)
 		}
 		started := time.Now()
-		states, idx, err := ctl.NodeState(ctx, a.NodeID, index, wait)
-		if err != nil {
+		// After a re-apply for a ready unit that left items pending, the
+		// next waits out the interval: a unit ready here but not to Apply
+		// cannot make the loop spin.
+		fetched, idx, ready, err := a.fetch(ctx, ctl, index, wait, pending && !kicked)
+		kicked = ready
+		switch {
+		case ready:
+			// A pending unit turned ready: apply the same states again.
+			idx = index
+		case err != nil:
 			if ctx.Err() != nil {
 				return
 			}
@@ -264,11 +279,13 @@ func (a *Agent) applyLoop(ctx context.Context, ctl Controller, rep *reporter) {
 			sleep(ctx, backoff)
 			backoff = min(2*backoff, orDefault(a.BackoffMax, 30*time.Second))
 			continue
-		}
-		backoff = time.Second
-		// A server that answers an unchanged index at once must not make this spin.
-		if floor := min(wait, time.Second); idx == index && time.Since(started) < floor && !sleep(ctx, floor-time.Since(started)) {
-			return
+		default:
+			backoff = time.Second
+			// A server that answers an unchanged index at once must not make this spin.
+			if floor := min(wait, time.Second); idx == index && time.Since(started) < floor && !sleep(ctx, floor-time.Since(started)) {
+				return
+			}
+			states = fetched
 		}
 		index = idx
 		reports, err := a.Applier.Apply(ctx, states)
@@ -280,6 +297,44 @@ func (a *Agent) applyLoop(ctx context.Context, ctl Controller, rep *reporter) {
 			pending = true
 		}
 	}
+}
+
+// fetch long-polls the NodeStates. While items are pending (watch) it
+// also checks the pending units every PendingInterval and gives up the
+// poll, reporting ready, as soon as one of them is ready.
+func (a *Agent) fetch(ctx context.Context, ctl Controller, index uint64, wait time.Duration, watch bool) ([]api.NodeState, uint64, bool, error) {
+	if !watch {
+		states, idx, err := ctl.NodeState(ctx, a.NodeID, index, wait)
+		return states, idx, false, err
+	}
+	qctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var ready atomic.Bool
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(orDefault(a.PendingInterval, 250*time.Millisecond))
+		defer t.Stop()
+		for {
+			select {
+			case <-qctx.Done():
+				return
+			case <-t.C:
+			}
+			if a.Applier.PendingReady(qctx) {
+				ready.Store(true)
+				cancel()
+				return
+			}
+		}
+	}()
+	states, idx, err := ctl.NodeState(qctx, a.NodeID, index, wait)
+	cancel()
+	<-done
+	if ready.Load() && ctx.Err() == nil {
+		return nil, index, true, nil
+	}
+	return states, idx, false, err
 }
 
 // watchUnits sends a fresh report whenever the live state of the units

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -254,4 +255,50 @@ func indexOfNth(events []string, e string, n int) int {
 		}
 	}
 	return -1
+}
+
+// TestAgentReappliesWhenPendingUnitTurnsReady: a unit reported pending
+// (its health probe failing) is reported ok as soon as it turns healthy,
+// not after the retry interval, which here is an hour.
+func TestAgentReappliesWhenPendingUnitTurnsReady(t *testing.T) {
+	root := t.TempDir()
+	ctl := newFakeController()
+	sup := newSupervisor(t, root)
+	stopAll(t, sup)
+	var healthy atomic.Bool
+	a := &Agent{
+		NodeID: "node-105",
+		Root:   root,
+		Applier: &Applier{Root: root, Runtime: sup, Runner: execrun.NewRecorder(), UnitSettle: 50 * time.Millisecond,
+			Health: func(context.Context, string) error {
+				if !healthy.Load() {
+					return errors.New("not yet")
+				}
+				return nil
+			}},
+		Join: func(context.Context) (Credentials, error) {
+			return Credentials{Cert: []byte("CERT"), Key: []byte("KEY"), CA: []byte("CA")}, nil
+		},
+		Connect:         func(context.Context, Credentials, *CertSource) (Controller, error) { return ctl, nil },
+		RetryInterval:   time.Hour,
+		PendingInterval: 10 * time.Millisecond,
+		BackoffMax:      20 * time.Millisecond,
+	}
+	u := helperUnit("kcore-kube-apiserver", "serve", "a1")
+	u.HealthURL = "https://127.0.0.1:6443/readyz"
+	ctl.set(api.NodeState{Cluster: "lab", NodeID: "node-105", Generation: 1, Units: []api.Unit{u}})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- a.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+
+	waitFor(t, "a report with the unit pending", func() bool {
+		r, ok := ctl.lastReport()
+		return ok && Pending([]api.NodeReport{r})
+	})
+	healthy.Store(true)
+	waitFor(t, "a report with the unit ok", func() bool {
+		r, ok := ctl.lastReport()
+		return ok && !Pending([]api.NodeReport{r})
+	})
 }

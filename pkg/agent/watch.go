@@ -100,6 +100,32 @@ func (a *Applier) Live(ctx context.Context) []api.NodeReport {
 	return out
 }
 
+// PendingReady reports whether a unit the last Apply reported pending is
+// ready now (running past its start, and its HealthURL answers): an Apply
+// would report it ok. The agent re-applies at once when it is.
+func (a *Applier) PendingReady(ctx context.Context) bool {
+	a.live.mu.Lock()
+	var units []api.Unit
+	for _, r := range a.live.reports {
+		for _, it := range r.Items {
+			if u, ok := a.live.units[it.Name]; ok && it.Kind == KindUnit && it.State == api.ItemPending {
+				units = append(units, u)
+			}
+		}
+	}
+	a.live.mu.Unlock()
+	for _, u := range units {
+		st, err := a.Runtime.Status(ctx, u.Name)
+		if err != nil || !st.Ready() || (st.InputHash != "" && st.InputHash != u.InputHash) {
+			continue
+		}
+		if u.HealthURL == "" || u.Oneshot || a.probe(ctx, u.HealthURL) == nil {
+			return true
+		}
+	}
+	return false
+}
+
 // observe updates w from the unit's status and reports whether it is down;
 // w.msg, w.count and w.again then say how.
 func (a *Applier) observe(ctx context.Context, u api.Unit, w *unitWatch) bool {
