@@ -313,20 +313,14 @@ func (a *Agent) fetch(ctx context.Context, ctl Controller, index uint64, wait ti
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		t := time.NewTicker(orDefault(a.PendingInterval, 250*time.Millisecond))
-		defer t.Stop()
-		for {
-			select {
-			case <-qctx.Done():
-				return
-			case <-t.C:
+		every(qctx, orDefault(a.PendingInterval, 250*time.Millisecond), func() bool {
+			if !a.Applier.PendingReady(qctx) {
+				return false
 			}
-			if a.Applier.PendingReady(qctx) {
-				ready.Store(true)
-				cancel()
-				return
-			}
-		}
+			ready.Store(true)
+			cancel()
+			return true
+		})
 	}()
 	states, idx, err := ctl.NodeState(qctx, a.NodeID, index, wait)
 	cancel()
@@ -342,7 +336,16 @@ func (a *Agent) fetch(ctx context.Context, ctl Controller, index uint64, wait ti
 // applies shows up as failed within about WatchInterval, and as ok again
 // once it has settled. Unchanged reports are not sent.
 func (a *Agent) watchUnits(ctx context.Context, ctl Controller, rep *reporter) {
-	t := time.NewTicker(orDefault(a.WatchInterval, time.Second))
+	every(ctx, orDefault(a.WatchInterval, time.Second), func() bool {
+		rep.sendLive(ctx, ctl, a.Applier)
+		return false
+	})
+}
+
+// every calls fn every d, the first time after d, until fn returns true or
+// ctx ends.
+func every(ctx context.Context, d time.Duration, fn func() bool) {
+	t := time.NewTicker(d)
 	defer t.Stop()
 	for {
 		select {
@@ -350,7 +353,9 @@ func (a *Agent) watchUnits(ctx context.Context, ctl Controller, rep *reporter) {
 			return
 		case <-t.C:
 		}
-		rep.sendLive(ctx, ctl, a.Applier)
+		if fn() {
+			return
+		}
 	}
 }
 

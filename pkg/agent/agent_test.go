@@ -14,6 +14,7 @@ import (
 
 	"kcore.dev/kcore/pkg/api"
 	"kcore.dev/kcore/pkg/execrun"
+	"kcore.dev/kcore/pkg/runtime"
 )
 
 // fakeController serves NodeStates with blocking-query semantics and records calls.
@@ -179,10 +180,7 @@ func TestAgentRunJoinsAppliesAndReports(t *testing.T) {
 // VIP): the agent measures the facts again and sends them before the report
 // of the generation that removed it, long before its facts interval.
 func TestAgentSendsFactsBeforeReportingRemovedUnits(t *testing.T) {
-	root := t.TempDir()
-	ctl := newFakeController()
-	sup := newSupervisor(t, root)
-	stopAll(t, sup)
+	root, ctl, sup := testNode(t)
 	var mu sync.Mutex
 	vip := true
 	a := &Agent{
@@ -208,10 +206,7 @@ func TestAgentSendsFactsBeforeReportingRemovedUnits(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctl.set(labState(1, "KEY", "kubelet", "e1", "a1"))
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- a.Run(ctx) }()
-	defer func() { cancel(); <-done }()
+	runAgent(t, a)
 	waitFor(t, "a settled report of generation 1", func() bool {
 		r, ok := ctl.lastReport()
 		return ok && r.ObservedGeneration == 1 && !Pending([]api.NodeReport{r})
@@ -261,10 +256,7 @@ func indexOfNth(events []string, e string, n int) int {
 // (its health probe failing) is reported ok as soon as it turns healthy,
 // not after the retry interval, which here is an hour.
 func TestAgentReappliesWhenPendingUnitTurnsReady(t *testing.T) {
-	root := t.TempDir()
-	ctl := newFakeController()
-	sup := newSupervisor(t, root)
-	stopAll(t, sup)
+	root, ctl, sup := testNode(t)
 	var healthy atomic.Bool
 	a := &Agent{
 		NodeID: "node-105",
@@ -287,10 +279,7 @@ func TestAgentReappliesWhenPendingUnitTurnsReady(t *testing.T) {
 	u := helperUnit("kcore-kube-apiserver", "serve", "a1")
 	u.HealthURL = "https://127.0.0.1:6443/readyz"
 	ctl.set(api.NodeState{Cluster: "lab", NodeID: "node-105", Generation: 1, Units: []api.Unit{u}})
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- a.Run(ctx) }()
-	defer func() { cancel(); <-done }()
+	runAgent(t, a)
 
 	waitFor(t, "a report with the unit pending", func() bool {
 		r, ok := ctl.lastReport()
@@ -301,4 +290,21 @@ func TestAgentReappliesWhenPendingUnitTurnsReady(t *testing.T) {
 		r, ok := ctl.lastReport()
 		return ok && !Pending([]api.NodeReport{r})
 	})
+}
+
+// runAgent runs a until the test ends.
+func runAgent(t *testing.T, a *Agent) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- a.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+}
+
+// testNode is a node root with a supervisor, whose units stop when the test
+// ends, and a fake controller.
+func testNode(t *testing.T) (string, *fakeController, *runtime.Supervisor) {
+	root := t.TempDir()
+	sup := newSupervisor(t, root)
+	stopAll(t, sup)
+	return root, newFakeController(), sup
 }
