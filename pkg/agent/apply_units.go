@@ -69,14 +69,24 @@ func (a *Applier) settle() time.Duration {
 	return 5 * time.Second
 }
 
-// unitReady reports whether a unit is ready for the ones after it: its
-// runtime status is ready and, when it has a HealthURL, the probe answers.
+// unitReady reports whether a unit is ready for the ones after it (readyNow
+// of the rendered unit; a name not rendered has no HealthURL to answer).
 func (a *Applier) unitReady(ctx context.Context, name string) (runtime.UnitStatus, bool) {
-	st, err := a.Runtime.Status(ctx, name)
+	u, ok := a.rendered[name]
+	if !ok {
+		u = api.Unit{Name: name}
+	}
+	return a.readyNow(ctx, u)
+}
+
+// readyNow reports whether u is ready: its runtime status is ready and,
+// when it has a HealthURL (and is not a oneshot), the probe answers.
+func (a *Applier) readyNow(ctx context.Context, u api.Unit) (runtime.UnitStatus, bool) {
+	st, err := a.Runtime.Status(ctx, u.Name)
 	if err != nil || !st.Ready() {
 		return st, false
 	}
-	if u, ok := a.rendered[name]; ok && u.HealthURL != "" && !u.Oneshot {
+	if u.HealthURL != "" && !u.Oneshot {
 		if err := a.probe(ctx, u.HealthURL); err != nil {
 			st.Message = "unhealthy: " + err.Error()
 			return st, false

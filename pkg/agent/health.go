@@ -83,10 +83,16 @@ func (p *Prober) Probe(ctx context.Context, rawURL string) error {
 		return err // not the unit's answer: not kept
 	}
 	p.mu.Lock()
+	now := p.clock()
+	for u, r := range p.last {
+		if now.Sub(r.at) >= ProbeInterval {
+			delete(p.last, u) // too old to reuse: only the URLs of the last interval are kept
+		}
+	}
 	if p.last == nil {
 		p.last = map[string]probeResult{}
 	}
-	p.last[rawURL] = probeResult{at: p.clock(), err: err}
+	p.last[rawURL] = probeResult{at: now, err: err}
 	p.mu.Unlock()
 	return err
 }

@@ -139,3 +139,22 @@ func TestProberTimeout(t *testing.T) {
 		t.Fatalf("hanging server: err %v, caller's context %v (want the probe's own timeout)", err, ctx.Err())
 	}
 }
+
+// TestProberKeepsOnlyRecentAnswers: answers too old to reuse are dropped
+// when another is stored, so URLs no longer probed (a unit removed, a port
+// changed) do not accumulate.
+func TestProberKeepsOnlyRecentAnswers(t *testing.T) {
+	srv := newProbeServer(t)
+	clk := &fakeClock{t: time.Unix(1000, 0)}
+	p := Prober{now: clk.now}
+	ctx := context.Background()
+	p.Probe(ctx, srv.URL+"/readyz")
+	p.Probe(ctx, srv.URL+"/livez")
+	clk.add(ProbeInterval)
+	p.Probe(ctx, srv.URL+"/healthz")
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.last) != 1 {
+		t.Fatalf("kept answers for %d URLs after the interval, want 1: %v", len(p.last), p.last)
+	}
+}

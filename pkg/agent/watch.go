@@ -115,11 +115,7 @@ func (a *Applier) PendingReady(ctx context.Context) bool {
 	}
 	a.live.mu.Unlock()
 	for _, u := range units {
-		st, err := a.Runtime.Status(ctx, u.Name)
-		if err != nil || !st.Ready() || (st.InputHash != "" && st.InputHash != u.InputHash) {
-			continue
-		}
-		if u.HealthURL == "" || u.Oneshot || a.probe(ctx, u.HealthURL) == nil {
+		if st, ok := a.readyNow(ctx, u); ok && (st.InputHash == "" || st.InputHash == u.InputHash) {
 			return true
 		}
 	}
