@@ -118,7 +118,7 @@ type Config struct {
 	Lifetime pki.Lifetime
 	// CertCheckInterval is how often the replica reloads its own
 	// certificate files when they changed and renews its certificate when
-	// due; default DefaultCertCheckInterval.
+	// due; default CertCheckIntervalFor(Lifetime).
 	CertCheckInterval time.Duration
 	// SnapshotCopyInterval is how often the replica copies the etcd
 	// snapshot files it lacks from the others; default
@@ -179,7 +179,7 @@ func (c Config) withDefaults() (Config, error) {
 		return c, fmt.Errorf("config: --leaf-validity: %w", err)
 	}
 	if c.CertCheckInterval <= 0 {
-		c.CertCheckInterval = DefaultCertCheckInterval
+		c.CertCheckInterval = CertCheckIntervalFor(c.Lifetime)
 	}
 	if c.SnapshotCopyInterval == 0 {
 		c.SnapshotCopyInterval = DefaultSnapshotCopyInterval

@@ -15,8 +15,23 @@ import (
 )
 
 // DefaultCertCheckInterval is how often a replica looks at its own
-// certificate files for a change and for renewal (Config.CertCheckInterval).
+// certificate files for a change and for renewal (Config.CertCheckInterval)
+// when its leaves live long; CertCheckIntervalFor shortens it for short ones.
 const DefaultCertCheckInterval = time.Minute
+
+// CertChecksPerLifetime is how many times at least a replica looks at its
+// own certificate during one leaf lifetime: due at two thirds (16/24 of
+// it), it is renewed by 17/24, well before the last quarter in which the
+// cluster's Certificates condition warns.
+const CertChecksPerLifetime = 24
+
+// CertCheckIntervalFor is the default Config.CertCheckInterval under lt:
+// DefaultCertCheckInterval, or the leaf lifetime over CertChecksPerLifetime
+// when that is shorter (7.5 s for three-minute leaves), so a
+// short-lived certificate cannot run out between two looks.
+func CertCheckIntervalFor(lt pki.Lifetime) time.Duration {
+	return min(DefaultCertCheckInterval, lt.LeafValidity()/CertChecksPerLifetime)
+}
 
 // ownCert is a replica's own certificate, server.crt and server.key in the
 // PKI directory. Every TLS handshake of the API listener, the raft

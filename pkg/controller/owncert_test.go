@@ -233,3 +233,35 @@ func TestExpiredOwnCertRenewedBeforeServing(t *testing.T) {
 		t.Fatalf("first handshake presented a certificate that expired at %s", got.NotAfter)
 	}
 }
+
+// TestCertCheckIntervalFor: long-lived leaves are looked at every minute; a
+// short-lived one often enough that its renewal, due at two thirds, happens
+// before the last quarter of its life in which the Certificates condition
+// warns; and a Config without an interval takes the one for its lifetime.
+func TestCertCheckIntervalFor(t *testing.T) {
+	for _, tt := range []struct {
+		lt   pki.Lifetime
+		want time.Duration
+	}{
+		{pki.Lifetime{}, DefaultCertCheckInterval},
+		{pki.Lifetime{Leaf: 24 * time.Minute}, time.Minute},
+		{pki.Lifetime{Leaf: 12 * time.Minute}, 30 * time.Second},
+		{pki.Lifetime{Leaf: pki.MinLeafValidity}, pki.MinLeafValidity / CertChecksPerLifetime},
+	} {
+		got := CertCheckIntervalFor(tt.lt)
+		if got != tt.want {
+			t.Errorf("CertCheckIntervalFor(%s) = %s, want %s", tt.lt.LeafValidity(), got, tt.want)
+		}
+		life := tt.lt.LeafValidity()
+		if latest := life/pki.RenewDen*pki.RenewNum + got; latest >= life-life/4 {
+			t.Errorf("leaf of %s: renewed as late as %s, inside its last quarter", life, latest)
+		}
+		c, err := Config{DataDir: "d", PKIDir: "p", Listen: ":7443", Lifetime: tt.lt}.withDefaults()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.CertCheckInterval != tt.want {
+			t.Errorf("Config under %s: CertCheckInterval %s, want %s", life, c.CertCheckInterval, tt.want)
+		}
+	}
+}
