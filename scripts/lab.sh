@@ -50,10 +50,10 @@
 #   LAB_WORKLOAD_CHECK=0 skip the workload check after the apply (one pod of
 #                   the echo image resolving two Services through CoreDNS)
 #   LAB_LEAF_VALIDITY lifetime of the leaf certificates the controllers issue,
-#                   passed as --leaf-validity (a Go duration of h/m/s, 5m at
+#                   passed as --leaf-validity (a Go duration of h/m/s, 3m at
 #                   least; default: the controller's, one year). Every leaf
-#                   renews at two thirds of it, so 5m sees a renewal every
-#                   3m20s.
+#                   renews at two thirds of it, so 3m sees a renewal every
+#                   2m.
 #   LAB_K8S_VERSION Kubernetes release new clusters run (default: the release of
 #                   $KCORE_CACHE/bin/current). Each agent gets --releases-dir
 #                   $KCORE_LAB_DIR/<node>/releases with one link per release built
@@ -75,7 +75,7 @@ APPLY=${LAB_APPLY:-1}
 WORKLOAD_CHECK=${LAB_WORKLOAD_CHECK:-1}
 DISK_MIB=${LAB_DISK_MIB:-512}
 LEAF_VALIDITY=${LAB_LEAF_VALIDITY:-}
-[ -z "$LEAF_VALIDITY" ] || [[ "$LEAF_VALIDITY" =~ ^([0-9]+[hms])+$ ]] || { echo "LAB_LEAF_VALIDITY must be a duration such as 5m or 1h30m" >&2; exit 2; }
+[ -z "$LEAF_VALIDITY" ] || [[ "$LEAF_VALIDITY" =~ ^([0-9]+[hms])+$ ]] || { echo "LAB_LEAF_VALIDITY must be a duration such as 3m or 1h30m" >&2; exit 2; }
 [[ "$DISK_MIB" =~ ^[0-9]+$ ]] && ((DISK_MIB >= 320 && DISK_MIB <= 4096)) || { echo "LAB_DISK_MIB must be 320 to 4096 (mkfs.xfs needs 300 MiB)" >&2; exit 2; }
 
 BRIDGE=kcore-lab0

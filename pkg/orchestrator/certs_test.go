@@ -12,7 +12,7 @@ import (
 )
 
 // TestExpiredWhileOffReissuedOnStart stores a cluster whose PKI was issued
-// ten days ago with five-minute leaves, as a controller that was off finds
+// ten days ago with the shortest leaves, as a controller that was off finds
 // it, and starts the orchestrator (real raft replicas): its first pass
 // reissues every leaf under the same CAs, publishes them, and lists them in
 // the status with the Certificates condition True; no manual step.
@@ -99,9 +99,9 @@ func TestCertificatesConditionWarns(t *testing.T) {
 		{"year, fresh", pki.Lifetime{}, 0, StatusTrue},
 		{"year, 31 days left", pki.Lifetime{}, pki.DefaultLeafValidity - 31*24*time.Hour, StatusTrue},
 		{"year, 30 days left", pki.Lifetime{}, pki.DefaultLeafValidity - CertWarnWithin, StatusFalse},
-		{"5m, before a quarter", pki.Lifetime{Leaf: pki.MinLeafValidity}, 3 * time.Minute, StatusTrue},
-		{"5m, within a quarter", pki.Lifetime{Leaf: pki.MinLeafValidity}, 4 * time.Minute, StatusFalse},
-		{"5m, expired", pki.Lifetime{Leaf: pki.MinLeafValidity}, time.Hour, StatusFalse},
+		{"8m, before a quarter", pki.Lifetime{Leaf: 8 * time.Minute}, 5 * time.Minute, StatusTrue},
+		{"8m, within a quarter", pki.Lifetime{Leaf: 8 * time.Minute}, 7 * time.Minute, StatusFalse},
+		{"8m, expired", pki.Lifetime{Leaf: 8 * time.Minute}, time.Hour, StatusFalse},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			s := &pki.ClusterSecrets{}

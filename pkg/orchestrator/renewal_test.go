@@ -15,7 +15,7 @@ import (
 const renewalPasses = 4
 
 // TestRenewalRepublishesFilesAndRestartsNothing runs the orchestrator (real
-// raft replica, real sealed PKI) on its injected clock with five-minute
+// raft replica, real sealed PKI) on its injected clock with the shortest
 // leaves: a ready cluster, the clock moved past two thirds of the leaves'
 // lifetime, is re-published with every leaf certificate file rewritten and
 // not one unit's input hash changed on any node, so no agent restarts

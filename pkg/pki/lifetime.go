@@ -9,8 +9,8 @@ import (
 
 // Renewal happens at RenewNum/RenewDen of a certificate's lifetime (two
 // thirds): a one-year leaf is reissued four months before it expires, a
-// five-minute one a minute and forty seconds before, which leaves a third
-// of the lifetime to ride out an outage of whoever renews it.
+// three-minute one a minute before, which leaves a third of the lifetime
+// to ride out an outage of whoever renews it.
 const (
 	RenewNum = 2
 	RenewDen = 3
@@ -22,7 +22,7 @@ const (
 // within minutes), MaxLeafValidity the longest.
 const (
 	DefaultLeafValidity = 365 * 24 * time.Hour
-	MinLeafValidity     = 5 * time.Minute
+	MinLeafValidity     = 3 * time.Minute
 	MaxLeafValidity     = 5 * 365 * 24 * time.Hour
 )
 

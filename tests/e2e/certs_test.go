@@ -12,11 +12,11 @@ import (
 // The certificate rotation scenario's bounds.
 const (
 	// rotationLeafValidity is the lab's --leaf-validity: the shortest
-	// pki.MinLeafValidity allows, so leaves renew every 3m20s.
-	rotationLeafValidity = "5m"
-	// rotationWait bounds each wait for a renewal: two thirds of 5m, plus
+	// pki.MinLeafValidity allows, so leaves renew every 2m.
+	rotationLeafValidity = "3m"
+	// rotationWait bounds each wait for a renewal: two thirds of 3m, plus
 	// the controllers' 10 s health pass and the agents' apply.
-	rotationWait = 5 * time.Minute
+	rotationWait = 3 * time.Minute
 	// rotationProbe is how often /readyz is asked through the VIP, and
 	// rotationGap the longest run of failures allowed.
 	rotationProbe = 100 * time.Millisecond
@@ -29,7 +29,7 @@ const (
 	handshakeTimeout = 2 * time.Second
 )
 
-// TestCertRotation runs the lab with five-minute leaves. While /readyz is
+// TestCertRotation runs the lab with three-minute leaves. While /readyz is
 // probed through the VIP every 100 ms, it waits for the API server's
 // serving certificate (read off the TLS handshake on lab-n1) to be
 // renewed: no probe failure lasts longer than 1 s, the kubelet client
