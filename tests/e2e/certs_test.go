@@ -7,16 +7,19 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"kcore.dev/kcore/pkg/pki"
 )
 
 // The certificate rotation scenario's bounds.
 const (
 	// rotationLeafValidity is the lab's --leaf-validity: the shortest
-	// pki.MinLeafValidity allows, so leaves renew every 2m.
-	rotationLeafValidity = "3m"
-	// rotationWait bounds each wait for a renewal: two thirds of 3m, plus
-	// the controllers' 10 s health pass and the agents' apply.
-	rotationWait = 3 * time.Minute
+	// allowed, so leaves renew every two thirds of it.
+	rotationLeafValidity = pki.MinLeafValidity
+	// rotationWait bounds each wait for a renewal: two thirds of the
+	// lifetime, plus a minute for the controllers' 10 s health pass and
+	// the agents' apply.
+	rotationWait = rotationLeafValidity/pki.RenewDen*pki.RenewNum + time.Minute
 	// rotationProbe is how often /readyz is asked through the VIP, and
 	// rotationGap the longest run of failures allowed.
 	rotationProbe = 100 * time.Millisecond
@@ -29,7 +32,7 @@ const (
 	handshakeTimeout = 2 * time.Second
 )
 
-// TestCertRotation runs the lab with three-minute leaves. While /readyz is
+// TestCertRotation runs the lab with the shortest leaves (three minutes). While /readyz is
 // probed through the VIP every 100 ms, it waits for the API server's
 // serving certificate (read off the TLS handshake on lab-n1) to be
 // renewed: no probe failure lasts longer than 1 s, the kubelet client
@@ -44,7 +47,7 @@ const (
 // probe in all.
 func TestCertRotation(t *testing.T) {
 	start := time.Now()
-	l := startLab(t, true, "LAB_LEAF_VALIDITY="+rotationLeafValidity, "LAB_WORKLOAD_CHECK=0")
+	l := startLab(t, true, "LAB_LEAF_VALIDITY="+rotationLeafValidity.String(), "LAB_WORKLOAD_CHECK=0")
 	eventually(t, "cluster healthy", 3*time.Minute, l.healthy)
 	ctlAddr := net.JoinHostPort(labHost, controllerPorts()[0])
 	ctlFirst, err := peerCert(l, ctlAddr)
