@@ -32,8 +32,8 @@ const (
 	handshakeTimeout = 2 * time.Second
 )
 
-// TestCertRotation runs the lab with the shortest leaves (three minutes). While /readyz is
-// probed through the VIP every 100 ms, it waits for the API server's
+// TestCertRotation runs the lab with the shortest leaves pki allows. While
+// /readyz is probed through the VIP every 100 ms, it waits for the API server's
 // serving certificate (read off the TLS handshake on lab-n1) to be
 // renewed: no probe failure lasts longer than 1 s, the kubelet client
 // certificate on disk is renewed too, not one unit on any node was
