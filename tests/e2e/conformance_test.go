@@ -21,6 +21,10 @@ const conformanceScript = "scripts/conformance.sh"
 // upstream tests.
 const conformanceTimeout = 30 * time.Minute
 
+// conformanceLog is the file, beside the lab's other logs, that keeps the
+// whole output of the subset run.
+const conformanceLog = "conformance-subset.log"
+
 // minConformanceSubset is the fewest upstream tests the subset must pass.
 const minConformanceSubset = 20
 
@@ -41,13 +45,19 @@ func testConformanceSubset(t *testing.T, l *lab) {
 	cmd.Env = append(os.Environ(), "KCORE_LAB_DIR="+l.dir, "CONFORMANCE_REPORT_DIR="+report)
 	start := time.Now()
 	out, err := cmd.CombinedOutput()
+	// The whole output goes with the lab's logs, which a failed lab keeps:
+	// each upstream test's own steps and retries are in it, not in the
+	// JUnit report.
+	if werr := os.WriteFile(filepath.Join(l.dir, "log", conformanceLog), out, 0o644); werr != nil {
+		t.Logf("keep the conformance output: %v", werr)
+	}
 	t.Logf("%s --subset in %s: %s", conformanceScript, time.Since(start).Round(time.Second), summaryLine(string(out)))
 	res, rerr := readJUnit(filepath.Join(report, "junit_01.xml"))
 	if rerr != nil {
 		t.Fatalf("%s --subset: %v; %v\n%s", conformanceScript, err, rerr, tail(string(out), 60))
 	}
-	for _, name := range res.failed {
-		t.Errorf("upstream conformance test failed: %s", name)
+	for _, f := range res.failed {
+		t.Errorf("upstream conformance test failed: %s: %s", f.name, f.message)
 	}
 	for _, name := range res.skipped {
 		t.Errorf("upstream conformance test skipped itself: %s", name)
@@ -65,7 +75,17 @@ func testConformanceSubset(t *testing.T, l *lab) {
 }
 
 // junitResult is what one e2e.test run did with the specs it focused on.
-type junitResult struct{ passed, failed, skipped []string }
+type junitResult struct {
+	passed, skipped []string
+	failed          []failedSpec
+}
+
+// failedSpec is a spec that failed and the first line of why, as the
+// report's failure element says it.
+type failedSpec struct{ name, message string }
+
+// maxFailureMessage bounds the part of a failure message a test reports.
+const maxFailureMessage = 400
 
 // specPrefix starts the name of every spec in e2e.test's JUnit report.
 const specPrefix = "[It] "
@@ -92,6 +112,9 @@ func readJUnit(path string) (junitResult, error) {
 				Skipped *struct {
 					Message string `xml:"message,attr"`
 				} `xml:"skipped"`
+				Failure *struct {
+					Message string `xml:"message,attr"`
+				} `xml:"failure"`
 			} `xml:"testcase"`
 		} `xml:"testsuite"`
 	}
@@ -112,7 +135,11 @@ func readJUnit(path string) (junitResult, error) {
 					res.skipped = append(res.skipped, c.Name)
 				}
 			default:
-				res.failed = append(res.failed, c.Name)
+				msg := "no failure message"
+				if c.Failure != nil && strings.TrimSpace(c.Failure.Message) != "" {
+					msg = failureLine(c.Failure.Message, maxFailureMessage)
+				}
+				res.failed = append(res.failed, failedSpec{c.Name, msg})
 			}
 		}
 	}
@@ -132,6 +159,19 @@ func summaryLine(out string) string {
 	return "no summary line"
 }
 
+// failureLine is the first non-empty line of s, cut to at most n bytes.
+func failureLine(s string, n int) string {
+	for _, l := range strings.Split(s, "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			if len(l) > n {
+				l = l[:n] + "..."
+			}
+			return l
+		}
+	}
+	return ""
+}
+
 // tail is the last n lines of out.
 func tail(out string, n int) string {
 	lines := strings.Split(strings.TrimSpace(out), "\n")
@@ -143,8 +183,9 @@ func tail(out string, n int) string {
 
 // TestReadJUnit counts what e2e.test's report says of the focused specs:
 // filtered-out specs ("skipped") are not counted, a spec that skipped itself
-// is, every failure state is a failure, the suite's passed setup and report
-// nodes are no passed specs, and an empty report is an error.
+// is, every failure state is a failure with the first line of its message
+// (bounded), the suite's passed setup and report nodes are no passed specs,
+// and an empty report is an error.
 func TestReadJUnit(t *testing.T) {
 	dir := t.TempDir()
 	report := filepath.Join(dir, "junit_01.xml")
@@ -153,7 +194,7 @@ func TestReadJUnit(t *testing.T) {
   <testsuite name="Kubernetes e2e suite" tests="7">
     <testcase name="[SynchronizedBeforeSuite]" status="passed"></testcase>
     <testcase name="[It] [sig-network] DNS should provide DNS for services [Conformance]" status="passed"></testcase>
-    <testcase name="[It] [sig-network] Services should serve a basic endpoint from pods [Conformance]" status="failed"><failure type="failed">boom</failure></testcase>
+    <testcase name="[It] [sig-network] Services should serve a basic endpoint from pods [Conformance]" status="failed"><failure message="Failed to connect to Service TCP port: timed out&#xA;second line" type="failed">boom</failure></testcase>
     <testcase name="[It] [sig-network] Services should be updated [Conformance]" status="timedout"><failure type="timedout">late</failure></testcase>
     <testcase name="[It] [sig-apps] Deployment something" status="skipped"><skipped message="skipped"></skipped></testcase>
     <testcase name="[It] [sig-network] DNS should resolve [Conformance]" status="skipped"><skipped message="skipped - only on GCE"></skipped></testcase>
@@ -169,6 +210,15 @@ func TestReadJUnit(t *testing.T) {
 	}
 	if len(res.passed) != 1 || len(res.failed) != 2 || len(res.skipped) != 1 {
 		t.Fatalf("passed %v, failed %v, skipped %v; want 1, 2, 1", res.passed, res.failed, res.skipped)
+	}
+	if got, want := res.failed[0].message, "Failed to connect to Service TCP port: timed out"; got != want {
+		t.Errorf("first failure's message %q, want %q", got, want)
+	}
+	if got, want := res.failed[1].message, "no failure message"; got != want {
+		t.Errorf("second failure's message %q, want %q", got, want)
+	}
+	if got := failureLine("\n"+strings.Repeat("x", maxFailureMessage+50), maxFailureMessage); got != strings.Repeat("x", maxFailureMessage)+"..." {
+		t.Errorf("a long message is cut to %d bytes, want %d and an ellipsis", len(got), maxFailureMessage)
 	}
 	empty := filepath.Join(dir, "empty.xml")
 	if err := os.WriteFile(empty, []byte(`<testsuites><testsuite name="x"></testsuite></testsuites>`), 0o644); err != nil {
