@@ -68,9 +68,10 @@ func (r *renderer) bridgeCNI(b *builder, m api.ClusterNode) error {
 				"ipMasq":      true,
 				"hairpinMode": true,
 				"ipam": map[string]any{
-					"type":   "host-local",
-					"ranges": [][]map[string]string{{{"subnet": subnet}}},
-					"routes": []map[string]string{{"dst": "0.0.0.0/0"}},
+					"type":    "host-local",
+					"dataDir": CNIIPAMDir,
+					"ranges":  [][]map[string]string{{{"subnet": subnet}}},
+					"routes":  []map[string]string{{"dst": "0.0.0.0/0"}},
 				},
 			},
 			map[string]any{"type": "portmap", "capabilities": map[string]bool{"portMappings": true}},

@@ -20,6 +20,11 @@ const (
 	KubeDNSServicePath              = "/etc/kubernetes/addons/kube-dns-service.yaml"
 	BridgeCNIPath                   = "/etc/cni/net.d/10-kcore-bridge.conflist"
 	BridgeRoutesPath                = "/etc/kubernetes/bridge-routes.batch"
+	// CNIIPAMDir is where the bridge CNI's host-local IPAM keeps a node's
+	// address reservations and its allocation cursor (host-local's own
+	// default, rendered so that nodes sharing a machine, as in the lab, each
+	// keep theirs under their root).
+	CNIIPAMDir = "/var/lib/cni/networks"
 )
 
 // Units and tasks.

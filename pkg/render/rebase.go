@@ -19,6 +19,7 @@ func HostDirs() []string {
 		"/run/containerd",
 		DefaultRunDir,
 		DefaultEtcdDataDir,
+		"/var/lib/cni",
 		"/var/lib/containerd",
 		"/var/lib/kube-proxy",
 		"/var/lib/kubelet",

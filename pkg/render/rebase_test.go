@@ -40,6 +40,12 @@ func TestRebase(t *testing.T) {
 			t.Errorf("kubelet config lacks %q:\n%s", want, kubelet.Content)
 		}
 	}
+	// Nodes sharing a machine keep their own address reservations: with one
+	// host-local cursor, each node restarts its scan at its range's first
+	// free address and hands a pod's address to the next pod at once.
+	if cni := fileByPath(moved, BridgeCNIPath).Content; !strings.Contains(cni, `"dataDir": "/tmp/lab/n1/var/lib/cni/networks"`) {
+		t.Errorf("bridge CNI's IPAM data dir not moved:\n%s", cni)
+	}
 	if got := unitByName(moved, UnitContainerd).CRIEndpoint; got != "unix:///tmp/lab/n1/run/containerd/containerd.sock" {
 		t.Errorf("containerd's CRI endpoint not moved with its socket: %q", got)
 	}
