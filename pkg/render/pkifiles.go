@@ -51,15 +51,16 @@ func (r *renderer) nodePKI(b *builder, m api.ClusterNode) error {
 	}
 	b.keyPair("kubelet", ns.KubeletServing, r.certReason("kubelet serving certificate", nodes+"kubeletServing"))
 	b.keyPair(KubeletClientPair, ns.KubeletClient, r.certReason("kubelet client certificate", nodes+"kubeletClient"))
-	b.file(r.l.KubeletKubeconfig, modeKey, r.kubeconfigFiles(r.endpointURL(), "system:node:"+m.NodeID, KubeletClientPair), true,
-		kubeconfigReason("kubelet", "system:node:"+m.NodeID, r.endpointURL()))
+	server := r.nodeAPIURL(m.NodeID)
+	b.file(r.l.KubeletKubeconfig, modeKey, r.kubeconfigFiles(server, "system:node:"+m.NodeID, KubeletClientPair), true,
+		kubeconfigReason("kubelet", "system:node:"+m.NodeID, server))
 	if r.bridge {
 		if len(ns.KubeProxy.CertPEM) == 0 {
 			return fmt.Errorf("render kube-proxy pki: node %s: %w", m.NodeID, ErrMissingSecret)
 		}
 		b.keyPair(KubeProxyClientPair, ns.KubeProxy, r.certReason("kube-proxy client certificate", nodes+"kubeProxy"))
-		b.file(r.l.KubeProxyKubeconfig, modeKey, r.kubeconfigFiles(r.endpointURL(), pki.KubeProxyCommonName, KubeProxyClientPair), true,
-			kubeconfigReason("kube-proxy", pki.KubeProxyCommonName, r.endpointURL()))
+		b.file(r.l.KubeProxyKubeconfig, modeKey, r.kubeconfigFiles(server, pki.KubeProxyCommonName, KubeProxyClientPair), true,
+			kubeconfigReason("kube-proxy", pki.KubeProxyCommonName, server))
 	}
 	return nil
 }

@@ -168,6 +168,20 @@ func (r *renderer) endpointURL() string {
 	return "https://" + net.JoinHostPort(r.apiHost, strconv.Itoa(r.apiPort))
 }
 
+// nodeAPIURL is the API server node id's kubelet and kube-proxy talk to.
+// On a control plane it is the one beside them, as kubeadm's control-plane
+// kubelet local mode does: the node registers as soon as its own API server
+// serves, not once keepalived has elected a VIP holder (its health check's
+// rise and VRRP's master-down interval, seconds after the API servers are
+// ready), and a control plane's node traffic never crosses to another node.
+// Elsewhere it is the cluster endpoint.
+func (r *renderer) nodeAPIURL(id string) string {
+	if _, isCP := r.cpIndex[id]; isCP {
+		return r.localAPIURL()
+	}
+	return r.endpointURL()
+}
+
 // localAPIURL is https://127.0.0.1:<port>.
 func (r *renderer) localAPIURL() string {
 	return "https://" + net.JoinHostPort("127.0.0.1", strconv.Itoa(r.apiPort))
