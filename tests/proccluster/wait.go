@@ -77,8 +77,12 @@ func (c *Cluster) Leader() *Replica {
 	return l
 }
 
-// WaitCaughtUp waits for a leader, then until it and every running replica
-// have applied everything in the leader's log when the wait began.
+// WaitCaughtUp waits for a leader, then until every running replica has
+// applied to its state every command the leader had applied when the wait
+// began. The target is the leader's applied index, not its last log index:
+// a log may end in entries no state applies (a new term's no-op, a
+// barrier), and when no write follows them no replica ever reports their
+// index applied.
 func (c *Cluster) WaitCaughtUp() {
 	c.t.Helper()
 	l := c.Leader()
@@ -86,7 +90,7 @@ func (c *Cluster) WaitCaughtUp() {
 	if err != nil {
 		c.t.Fatal(err)
 	}
-	target := h.LastIndex
+	target := h.AppliedIndex
 	c.Eventually(DefaultTimeout, func() error {
 		for _, r := range c.Running() {
 			h, err := c.health(r)
