@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 )
 
 // conformanceScript runs upstream's e2e.test against the lab.
@@ -159,11 +160,15 @@ func summaryLine(out string) string {
 	return "no summary line"
 }
 
-// failureLine is the first non-empty line of s, cut to at most n bytes.
+// failureLine is the first non-empty line of s, cut to at most n bytes at
+// a rune boundary.
 func failureLine(s string, n int) string {
 	for _, l := range strings.Split(s, "\n") {
 		if l = strings.TrimSpace(l); l != "" {
 			if len(l) > n {
+				for n > 0 && !utf8.RuneStart(l[n]) {
+					n--
+				}
 				l = l[:n] + "..."
 			}
 			return l
@@ -219,6 +224,9 @@ func TestReadJUnit(t *testing.T) {
 	}
 	if got := failureLine("\n"+strings.Repeat("x", maxFailureMessage+50), maxFailureMessage); got != strings.Repeat("x", maxFailureMessage)+"..." {
 		t.Errorf("a long message is cut to %d bytes, want %d and an ellipsis", len(got), maxFailureMessage)
+	}
+	if got := failureLine(strings.Repeat("x", maxFailureMessage-1)+"é", maxFailureMessage); got != strings.Repeat("x", maxFailureMessage-1)+"..." {
+		t.Errorf("a message cut inside a rune: %q", got[len(got)-8:])
 	}
 	empty := filepath.Join(dir, "empty.xml")
 	if err := os.WriteFile(empty, []byte(`<testsuites><testsuite name="x"></testsuite></testsuites>`), 0o644); err != nil {
