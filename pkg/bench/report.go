@@ -185,3 +185,12 @@ func num(v float64) string {
 
 // stamp formats t for the report.
 func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339) }
+
+// thousands writes n with comma thousands separators (5000 → "5,000").
+func thousands(n int) string {
+	s := fmt.Sprint(n)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}

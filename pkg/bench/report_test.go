@@ -87,3 +87,11 @@ func TestReportWithFailedRunsEncodes(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+func TestThousands(t *testing.T) {
+	for n, want := range map[int]string{5: "5", 100: "100", 1000: "1,000", 5000: "5,000", 1234567: "1,234,567"} {
+		if got := thousands(n); got != want {
+			t.Errorf("thousands(%d) = %q, want %q", n, got, want)
+		}
+	}
+}
