@@ -93,9 +93,28 @@ type fleetWindow struct {
 	entries float64 // raft entries per second on the leader
 }
 
-// fleetFigures runs agents simulated agents against the process cluster
-// and measures windows consecutive windows of length window.
-func fleetFigures(ctx context.Context, p *procCluster, admin *client.Client, auth *ctlproc.Authority, agents, windows int, window time.Duration, progress func(string)) ([]Figure, error) {
+// fleetFigures runs each fleet size in turn, smallest first, against the
+// process cluster; the larger sizes' CPU and memory are set against the
+// smallest's, scaled linearly.
+func fleetFigures(ctx context.Context, p *procCluster, admin *client.Client, auth *ctlproc.Authority, sizes []int, windows int, window time.Duration, progress func(string)) ([]Figure, error) {
+	sizes = slices.Sorted(slices.Values(sizes))
+	var out, base []Figure
+	for _, n := range sizes {
+		rows, err := fleetOnce(ctx, p, admin, auth, n, windows, window, progress, base, sizes[0])
+		if err != nil {
+			return nil, fmt.Errorf("%s nodes: %w", thousands(n), err)
+		}
+		if base == nil {
+			base = rows
+		}
+		out = append(out, rows...)
+	}
+	return out, nil
+}
+
+// fleetOnce runs agents simulated agents against the process cluster and
+// measures windows consecutive windows of length window.
+func fleetOnce(ctx context.Context, p *procCluster, admin *client.Client, auth *ctlproc.Authority, agents, windows int, window time.Duration, progress func(string), base []Figure, baseAgents int) ([]Figure, error) {
 	leader, _, err := p.leader(ctx, admin)
 	if err != nil {
 		return nil, err
@@ -175,7 +194,7 @@ func fleetFigures(ctx context.Context, p *procCluster, admin *client.Client, aut
 		errs += a.errs
 		a.mu.Unlock()
 	}
-	return fleetRows(agents, window, ws, hwm, leader.index, errs), nil
+	return fleetRows(agents, window, ws, hwm, leader.index, errs, base, baseAgents), nil
 }
 
 func measureFleetWindow(ctx context.Context, p *procCluster, admin *client.Client, leader *procReplica, as []*fleetAgent, window time.Duration) (fleetWindow, error) {
@@ -228,26 +247,39 @@ func measureFleetWindow(ctx context.Context, p *procCluster, admin *client.Clien
 	return w, nil
 }
 
-func fleetRows(agents int, window time.Duration, ws []fleetWindow, hwmMiB []float64, leader, errs int) []Figure {
+// fleetRows are one fleet size's rows; base, when not nil, is the first
+// size's rows of the same run, and each CPU and memory row then names that
+// figure scaled linearly to this size as its reference.
+func fleetRows(agents int, window time.Duration, ws []fleetWindow, hwmMiB []float64, leader, errs int, base []Figure, baseAgents int) []Figure {
 	var lcpu, hb, ent []float64
 	for _, w := range ws {
 		lcpu = append(lcpu, w.cpu[leader])
 		hb = append(hb, w.hbP99)
 		ent = append(ent, w.entries)
 	}
+	size := thousands(agents) + " nodes"
 	note := fmt.Sprintf("%d agents (own client each, heartbeat every %s ±20%%, NodeState long-poll %s as pkg/agent, one NodeState each) on 3 kcore-controller processes; %d windows of %s",
 		agents, heartbeatEvery, fleetWait, len(ws), window)
-	cpu := measured("3", "1,000 nodes: leader CPU", "cores", lcpu).withNote(note)
-	cpu = cpu.withTarget("<= 0.5 core", *cpu.Value <= 0.5).withNote(fmt.Sprintf("followers: %s cores", followerCPU(ws, leader)))
+	cpu := measured("3", size+": leader CPU", "cores", lcpu).withNote(note)
+	cpu = cpu.withNote(fmt.Sprintf("followers: %s cores", followerCPU(ws, leader)))
 	others := slices.Clone(hwmMiB)
 	others = slices.Delete(others, leader, leader+1)
-	rss := measured("3", "1,000 nodes: leader peak RSS (VmHWM)", "MiB", []float64{hwmMiB[leader]})
+	rss := measured("3", size+": leader peak RSS (VmHWM)", "MiB", []float64{hwmMiB[leader]})
 	rss = rss.withTarget("<= 512 MiB", hwmMiB[leader] <= 512).withNote(fmt.Sprintf("followers %.0f and %.0f MiB", others[0], others[1]))
-	hbp := measured("3", "1,000 nodes: heartbeat p99", "ms", hb)
+	if base == nil {
+		cpu = cpu.withTarget("<= 0.5 core", *cpu.Value <= 0.5)
+	} else {
+		scale := float64(agents) / float64(baseAgents)
+		ref := fmt.Sprintf("%s nodes' × %s (linear), same run", thousands(baseAgents), num(scale))
+		cpu = cpu.withReference(ref, *base[0].Value*scale)
+		cpu = cpu.withTarget("ratio <= 1 (no worse than linear)", cpu.Ratio != nil && *cpu.Ratio <= 1)
+		rss = rss.withReference(ref, *base[1].Value*scale).withNote("VmHWM is the process's peak since it started: the smaller fleet ran first on the same processes")
+	}
+	hbp := measured("3", size+": heartbeat p99", "ms", hb)
 	if errs > 0 {
 		hbp = hbp.withNote(fmt.Sprintf("%d failed heartbeats", errs))
 	}
-	e := measured("3", "1,000 nodes: raft entries/s from heartbeats", "entries/s", ent)
+	e := measured("3", size+": raft entries/s from heartbeats", "entries/s", ent)
 	e = e.withTarget("~0 (heartbeats stay out of raft)", *e.Value < 0.5)
 	return []Figure{cpu, rss, hbp, e}
 }

@@ -20,7 +20,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("kcore-bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var o Options
-	var out, cpuProfile, only, clients, note string
+	var out, cpuProfile, only, clients, fleet, note string
 	fs.StringVar(&out, "out", "bench/results.json", "write the JSON report here")
 	fs.StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the bench process (in-process replicas included) here")
 	fs.StringVar(&o.EtcdBin, "etcd", "", "etcd binary for figure 1's reference (empty: not measured)")
@@ -32,7 +32,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&o.Runs, "runs", 3, "runs per write configuration")
 	fs.DurationVar(&o.WriteDuration, "duration", 0, "length of one write run (default 10s)")
 	fs.DurationVar(&o.FleetWindow, "fleet-window", 0, "length of one figure 3 window (default 30s)")
-	fs.IntVar(&o.FleetAgents, "fleet-agents", 0, "simulated agents of figure 3 (default 1000)")
+	fs.StringVar(&fleet, "fleet-sizes", "1000,5000", "figure 3's fleet sizes (simulated agents), run smallest first")
 	fs.IntVar(&o.FailoverRuns, "failover-runs", 0, "runs of figure 5a (default 5)")
 	fs.IntVar(&o.Lab.Runs, "lab-runs", 0, "runs of each lab figure, 5b and 6 (default 3)")
 	fs.StringVar(&o.Lab.Repo, "repo", ".", "repository root for the lab figures (scripts/lab.sh, examples/lab/cluster.yaml)")
@@ -53,13 +53,12 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	if only != "" {
 		o.Only = strings.Split(only, ",")
 	}
-	for _, s := range strings.Split(clients, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(s))
-		if err != nil || n <= 0 {
-			fmt.Fprintf(stderr, "kcore-bench: -clients: %q is not a positive number\n", s)
-			return 2
-		}
-		o.Clients = append(o.Clients, n)
+	var ok bool
+	if o.Clients, ok = positiveList(stderr, "-clients", clients); !ok {
+		return 2
+	}
+	if o.FleetSizes, ok = positiveList(stderr, "-fleet-sizes", fleet); !ok {
+		return 2
 	}
 	o.Progress = stderr
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -95,6 +94,21 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "wrote %s\n", out)
 	}
 	return 0
+}
+
+// positiveList parses a comma-separated list of positive numbers given
+// to flag, saying on stderr what is wrong.
+func positiveList(stderr io.Writer, flag, list string) ([]int, bool) {
+	var out []int
+	for _, s := range strings.Split(list, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || n <= 0 {
+			fmt.Fprintf(stderr, "kcore-bench: %s: %q is not a positive number\n", flag, s)
+			return nil, false
+		}
+		out = append(out, n)
+	}
+	return out, true
 }
 
 // defaultCache is $KCORE_CACHE, else ~/.cache/kcore (as scripts/lab.sh).
