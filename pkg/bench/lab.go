@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -37,7 +38,7 @@ func labK8sBinaries() []string {
 	return []string{"etcd", "etcdctl", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubelet", "kube-proxy", "kubectl", "containerd", "containerd-shim-runc-v2"}
 }
 
-// LabOptions shape the lab figures (5b, 6).
+// LabOptions shape the lab figures (5b, 6, 7).
 type LabOptions struct {
 	// Repo is the repository root (scripts/lab.sh, examples/lab/cluster.yaml).
 	Repo string
@@ -54,8 +55,9 @@ type LabOptions struct {
 }
 
 // labFigures brings the lab up (controllers and agents, no apply), measures
-// figure 6 (apply --wait against the hand-started floor) and figure 5b (VIP
-// moves) and takes the lab down again, whatever happened.
+// figure 6 (apply --wait against the hand-started floor), figure 5b (VIP
+// moves) and figure 7 (rolling control-plane updates) and takes the lab
+// down again, whatever happened.
 func labFigures(ctx context.Context, o LabOptions, dataDir string, progress func(string)) ([]Figure, error) {
 	if why := labSkip(o); why != "" {
 		return nil, errors.New(why)
@@ -76,13 +78,17 @@ func labFigures(ctx context.Context, o LabOptions, dataDir string, progress func
 	}
 	progress(fmt.Sprintf("lab up (no apply) in %s", time.Since(start).Round(time.Second)))
 	r := &readyBench{l: l}
-	var vip []Figure
+	var vip, roll []Figure
 	for i := range o.Runs {
 		if err := r.oursOnce(ctx, i); err != nil {
 			return nil, err
 		}
 		if i == o.Runs-1 {
 			vip, err = vipFigures(ctx, l, o.Runs, progress)
+			if err != nil {
+				return nil, err
+			}
+			roll, err = rollFigures(ctx, l, o.Runs, progress)
 			if err != nil {
 				return nil, err
 			}
@@ -94,7 +100,7 @@ func labFigures(ctx context.Context, o LabOptions, dataDir string, progress func
 			return nil, err
 		}
 	}
-	return append(r.figures(), vip...), nil
+	return slices.Concat(r.figures(), vip, roll), nil
 }
 
 // labSkip says why the lab figures cannot run here, or "".

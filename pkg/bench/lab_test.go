@@ -63,6 +63,9 @@ func TestParseKeepalived(t *testing.T) {
 			if d := got.masterDown(); math.Abs(d-tt.down) > 1e-9 {
 				t.Fatalf("masterDown = %v, want %v", d, tt.down)
 			}
+			if s := got.skew(); math.Abs(s-(tt.down-3*tt.want.AdvertInt)) > 1e-9 || s <= 0 {
+				t.Fatalf("skew = %v, want master-down less 3 × advert_int", s)
+			}
 		})
 	}
 }

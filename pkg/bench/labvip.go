@@ -36,7 +36,14 @@ type vrrpParams struct {
 // skew = (256 − priority) × advert_int / 256 (RFC 3768 and 5798): how long
 // a backup waits after the last advertisement before it takes the VIP.
 func (p vrrpParams) masterDown() float64 {
-	return 3*p.AdvertInt + float64(256-p.Priority)*p.AdvertInt/256
+	return 3*p.AdvertInt + p.skew()
+}
+
+// skew is VRRP's Skew_Time, (256 − priority) × advert_int / 256: how long
+// a backup waits after a priority-0 advertisement (a master leaving
+// gracefully) before it takes the VIP (RFC 5798, 6.4.2).
+func (p vrrpParams) skew() float64 {
+	return float64(256-p.Priority) * p.AdvertInt / 256
 }
 
 // parseKeepalived reads the timing fields of a keepalived.conf kcore rendered.
@@ -77,6 +84,35 @@ func parseKeepalived(conf string) (vrrpParams, error) {
 	return p, nil
 }
 
+// handoverBound is the longest Skew_Time among the nodes' rendered
+// configs: how long the VIP has no holder when its holder hands it over
+// gracefully (keepalived stopped: a priority-0 advertisement) to the
+// slowest backup.
+func (l *labEnv) handoverBound() (float64, error) {
+	bound := 0.0
+	for _, n := range labNodes() {
+		p, err := l.keepalivedParams(n.name)
+		if err != nil {
+			return 0, err
+		}
+		bound = max(bound, p.skew())
+	}
+	return bound, nil
+}
+
+// keepalivedParams reads node n's rendered keepalived.conf.
+func (l *labEnv) keepalivedParams(n string) (vrrpParams, error) {
+	data, err := os.ReadFile(filepath.Join(l.dir, n, "etc", "keepalived", "keepalived.conf"))
+	if err != nil {
+		return vrrpParams{}, fmt.Errorf("read keepalived.conf of %s: %w", n, err)
+	}
+	p, err := parseKeepalived(string(data))
+	if err != nil {
+		return vrrpParams{}, fmt.Errorf("%s: %w", n, err)
+	}
+	return p, nil
+}
+
 // vipBound is the VRRP bound from a kill on holder: the soonest
 // Master_Down_Interval among the other nodes' rendered configs, plus, when
 // the health script must first fail (the API server killed), fall × interval.
@@ -86,13 +122,9 @@ func (l *labEnv) vipBound(holder string, scriptFails bool) (float64, error) {
 		if n.name == holder {
 			continue
 		}
-		data, err := os.ReadFile(filepath.Join(l.dir, n.name, "etc", "keepalived", "keepalived.conf"))
+		p, err := l.keepalivedParams(n.name)
 		if err != nil {
-			return 0, fmt.Errorf("read keepalived.conf of %s: %w", n.name, err)
-		}
-		p, err := parseKeepalived(string(data))
-		if err != nil {
-			return 0, fmt.Errorf("%s: %w", n.name, err)
+			return 0, err
 		}
 		b := p.masterDown()
 		if scriptFails {
