@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"kcore.dev/kcore/pkg/api"
@@ -360,9 +361,13 @@ func (a *Applier) taskTimeout() time.Duration {
 
 // applyTasks runs the tasks whose input changed once their After items are
 // done: a task waits for a unit this apply started (started) while it
-// settles.
+// settles. It runs them in waves: each wave starts, at once, every task
+// whose After items are done, and leaves for a later wave a task that waits
+// for one this apply may still run. So independent tasks (the provisioner's
+// apply and the add-ons') overlap, and one that waits for another runs
+// after it in the same apply, whatever the order the tasks are listed in.
+// The items keep the tasks' order.
 func (a *Applier) applyTasks(ctx context.Context, ns *api.NodeState, cs *ClusterState, started map[string]time.Time) []api.ItemStatus {
-	var items []api.ItemStatus
 	units := map[string]bool{}
 	for _, u := range ns.Units {
 		units[u.Name] = true
@@ -371,37 +376,67 @@ func (a *Applier) applyTasks(ctx context.Context, ns *api.NodeState, cs *Cluster
 	for _, t := range ns.Tasks {
 		tasks[t.Name] = t.InputHash
 	}
-	for _, t := range ns.Tasks {
-		it := api.ItemStatus{Kind: KindTask, Name: t.Name, State: api.ItemOK}
-		var waiting []string
-		for _, dep := range t.After {
-			if h, isTask := tasks[dep]; isTask {
-				if cs.Tasks[dep] != h {
-					waiting = append(waiting, dep)
-				}
+	decided := map[string]api.ItemStatus{}
+	for {
+		var wave []api.Task
+		for _, t := range ns.Tasks {
+			if _, ok := decided[t.Name]; ok {
 				continue
 			}
-			waiting = append(waiting, a.awaitDeps(ctx, []string{dep}, units, started)...)
+			waiting, later := a.taskWaits(ctx, t, tasks, cs, decided, units, started)
+			if later {
+				continue
+			}
+			it := api.ItemStatus{Kind: KindTask, Name: t.Name, State: api.ItemOK}
+			switch {
+			case cs.Tasks[t.Name] == t.InputHash:
+			case ctx.Err() != nil:
+				it.State, it.Message = api.ItemPending, "interrupted"
+			case len(waiting) > 0:
+				it.State, it.Message = api.ItemPending, "waiting for "+strings.Join(waiting, ", ")
+			case len(t.Argv) == 0:
+				it.State, it.Message = api.ItemFailed, "empty argv"
+			default:
+				wave = append(wave, t)
+				continue
+			}
+			decided[t.Name] = it
 		}
-		switch {
-		case cs.Tasks[t.Name] == t.InputHash:
-		case ctx.Err() != nil:
-			it.State, it.Message = api.ItemPending, "interrupted"
-		case len(waiting) > 0:
-			it.State, it.Message = api.ItemPending, "waiting for "+strings.Join(waiting, ", ")
-		case len(t.Argv) == 0:
-			it.State, it.Message = api.ItemFailed, "empty argv"
-		default:
-			if err := a.runTask(ctx, t); err != nil {
-				it.State, it.Message = api.ItemFailed, err.Error()
-				a.log().Error("run task", "task", t.Name, "err", err)
-				break
+		if len(wave) == 0 {
+			break
+		}
+		errs := make([]error, len(wave))
+		var wg sync.WaitGroup
+		for i, t := range wave {
+			wg.Go(func() { errs[i] = a.runTask(ctx, t) })
+		}
+		wg.Wait()
+		for i, t := range wave {
+			it := api.ItemStatus{Kind: KindTask, Name: t.Name, State: api.ItemOK, Message: "ran"}
+			if errs[i] != nil {
+				it.State, it.Message = api.ItemFailed, errs[i].Error()
+				a.log().Error("run task", "task", t.Name, "err", errs[i])
+			} else {
+				cs.Tasks[t.Name] = t.InputHash
+				if err := a.state.save(a.Root); err != nil {
+					it.State, it.Message = api.ItemFailed, err.Error()
+				}
 			}
-			cs.Tasks[t.Name] = t.InputHash
-			it.Message = "ran"
-			if err := a.state.save(a.Root); err != nil {
-				it.State, it.Message = api.ItemFailed, err.Error()
+			decided[t.Name] = it
+		}
+	}
+	var items []api.ItemStatus
+	for _, t := range ns.Tasks {
+		it, ok := decided[t.Name]
+		if !ok {
+			// Left waiting on tasks that wait on it: a cycle in After.
+			var deps []string
+			for _, dep := range t.After {
+				if _, isTask := tasks[dep]; isTask && cs.Tasks[dep] != tasks[dep] {
+					deps = append(deps, dep)
+				}
 			}
+			it = api.ItemStatus{Kind: KindTask, Name: t.Name, State: api.ItemPending, Message: "waiting for " + strings.Join(deps, ", ") + " (a cycle in after)"}
 		}
 		items = append(items, it)
 	}
@@ -411,6 +446,34 @@ func (a *Applier) applyTasks(ctx context.Context, ns *api.NodeState, cs *Cluster
 		}
 	}
 	return items
+}
+
+// taskWaits says what task t waits for: the After tasks not done with their
+// current input and the After units not ready (awaited while they settle).
+// later is true when an After task is not decided yet in this apply: t is
+// looked at again once it is.
+func (a *Applier) taskWaits(ctx context.Context, t api.Task, tasks map[string]string, cs *ClusterState, decided map[string]api.ItemStatus, units map[string]bool, started map[string]time.Time) (waiting []string, later bool) {
+	var unitDeps []string
+	for _, dep := range t.After {
+		h, isTask := tasks[dep]
+		switch {
+		case !isTask:
+			unitDeps = append(unitDeps, dep)
+		case cs.Tasks[dep] == h:
+		default:
+			if _, ok := decided[dep]; !ok {
+				return nil, true
+			}
+			waiting = append(waiting, dep)
+		}
+	}
+	if cs.Tasks[t.Name] == t.InputHash {
+		return waiting, false
+	}
+	for _, dep := range unitDeps {
+		waiting = append(waiting, a.awaitDeps(ctx, []string{dep}, units, started)...)
+	}
+	return waiting, false
 }
 
 // runTask runs a task through the runner, a bare argv[0] resolved in BinDir first.
