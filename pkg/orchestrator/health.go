@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"kcore.dev/kcore/pkg/api"
@@ -60,9 +61,16 @@ type HTTPChecker struct {
 	EtcdEndpoint func(address string) string
 }
 
-// Check runs both checks.
+// Check runs both checks at once (each request is a new TLS handshake
+// with a server that may be busy starting: one after another they would
+// add up before a cluster's phase can turn ready).
 func (h *HTTPChecker) Check(ctx context.Context, c *api.KubernetesCluster, s *pki.ClusterSecrets) Health {
-	return Health{API: h.checkAPI(ctx, c, s), Etcd: h.checkEtcd(ctx, c, s)}
+	var out Health
+	var wg sync.WaitGroup
+	wg.Go(func() { out.API = h.checkAPI(ctx, c, s) })
+	out.Etcd = h.checkEtcd(ctx, c, s)
+	wg.Wait()
+	return out
 }
 
 func (h *HTTPChecker) timeout() time.Duration {
@@ -91,13 +99,18 @@ func (h *HTTPChecker) checkAPI(ctx context.Context, c *api.KubernetesCluster, s 
 
 func (h *HTTPChecker) checkEtcd(ctx context.Context, c *api.KubernetesCluster, s *pki.ClusterSecrets) CheckResult {
 	cps := c.Spec.ControlPlaneNodes
+	errs := make([]error, len(cps))
+	var wg sync.WaitGroup
+	for i, n := range cps {
+		url := etcdURL(h.EtcdEndpoint, c, n.AdvertiseAddress) + "/health"
+		wg.Go(func() { errs[i] = h.checkMember(ctx, s, n.NodeID, url) })
+	}
+	wg.Wait()
 	var bad []string
 	healthy := 0
-	for _, n := range cps {
-		url := etcdURL(h.EtcdEndpoint, c, n.AdvertiseAddress) + "/health"
-		err := h.checkMember(ctx, s, n.NodeID, url)
-		if err != nil {
-			bad = append(bad, fmt.Sprintf("%s: %v", n.NodeID, err))
+	for i, n := range cps {
+		if errs[i] != nil {
+			bad = append(bad, fmt.Sprintf("%s: %v", n.NodeID, errs[i]))
 			continue
 		}
 		healthy++
