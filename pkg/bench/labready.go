@@ -48,7 +48,7 @@ func (r *readyBench) oursOnce(ctx context.Context, run int) error {
 	// As scripts/lab.sh: wait for a plan without blocking issues, so the
 	// agents' facts no longer show the floor's ports in use.
 	if err := pollUntil(ctx, 2*time.Minute, 500*time.Millisecond, "a plan without blocking issues", func() error {
-		if _, err := l.kctl(ctx, 30*time.Second, "kubernetes", "plan", "-f", filepath.Join(l.o.Repo, labManifest)); err != nil {
+		if _, err := l.kctl(ctx, 30*time.Second, "kubernetes", "plan", "-f", l.manifest()); err != nil {
 			return fmt.Errorf("%w: %w", errNotYet, err)
 		}
 		return nil
@@ -56,7 +56,7 @@ func (r *readyBench) oursOnce(ctx context.Context, run int) error {
 		return fmt.Errorf("time to ready: %w", err)
 	}
 	cmd := exec.CommandContext(ctx, filepath.Join(l.o.BinDir, "kctl"), "kubernetes", "apply", "--yes", "--wait", "--timeout", "5m",
-		"-f", filepath.Join(l.o.Repo, labManifest))
+		"-f", l.manifest())
 	cmd.Env = append(os.Environ(), "KCTL_CONFIG="+filepath.Join(l.dir, "kctl.yaml"))
 	pr, pw := io.Pipe()
 	cmd.Stdout, cmd.Stderr = pw, pw

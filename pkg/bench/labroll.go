@@ -86,17 +86,17 @@ func longestGap(probes []probe) (time.Duration, int) {
 	return longest, failed
 }
 
-// rollManifest is the lab manifest with spec.apiServer.extraArgs set to an
-// event TTL of hours: a change that restarts every kube-apiserver and
+// rollManifest is the lab manifest src with spec.apiServer.extraArgs set
+// to an event TTL of hours: a change that restarts every kube-apiserver and
 // nothing else, so each value rolls the control planes once.
-func rollManifest(repo, dir string, hours int) (string, error) {
-	data, err := os.ReadFile(filepath.Join(repo, labManifest))
+func rollManifest(src, dir string, hours int) (string, error) {
+	data, err := os.ReadFile(src)
 	if err != nil {
 		return "", fmt.Errorf("rolling update: %w", err)
 	}
-	src := strings.TrimRight(string(data), "\n") + fmt.Sprintf("\n  apiServer:\n    extraArgs:\n      event-ttl: %dh\n", hours)
+	out := strings.TrimRight(string(data), "\n") + fmt.Sprintf("\n  apiServer:\n    extraArgs:\n      event-ttl: %dh\n", hours)
 	f := filepath.Join(dir, fmt.Sprintf("roll-%d.yaml", hours))
-	if err := os.WriteFile(f, []byte(src), 0o644); err != nil {
+	if err := os.WriteFile(f, []byte(out), 0o644); err != nil {
 		return "", fmt.Errorf("rolling update: %w", err)
 	}
 	return f, nil
@@ -164,7 +164,7 @@ func rollFigures(ctx context.Context, l *labEnv, runs int, progress func(string)
 	var took, floor, gaps, outages []float64
 	failed, probes := 0, 0
 	for i := range runs {
-		f, err := rollManifest(l.o.Repo, dir, i+2)
+		f, err := rollManifest(l.manifest(), dir, i+2)
 		if err != nil {
 			return nil, err
 		}

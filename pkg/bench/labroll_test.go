@@ -48,7 +48,7 @@ func TestRollManifest(t *testing.T) {
 	dir := t.TempDir()
 	var prev string
 	for _, hours := range []int{2, 3} {
-		f, err := rollManifest(repo, dir, hours)
+		f, err := rollManifest(filepath.Join(repo, labManifest), dir, hours)
 		if err != nil {
 			t.Fatal(err)
 		}
