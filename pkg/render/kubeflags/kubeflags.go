@@ -112,6 +112,11 @@ func Build(component string, in Inputs) []Flag {
 			"service-account-key-file", pki("sa.pub"),
 			"service-account-signing-key-file", pki("sa.key"),
 			"service-cluster-ip-range", in.ServiceCIDR,
+			// On SIGTERM, answer new requests 429 until the ones in
+			// flight are done, then close the server within 2 s; without
+			// it, open watches hold the process up to its 60 s shutdown
+			// timeout, and a restart waits out the supervisor's grace.
+			"shutdown-send-retry-after", "true",
 		)
 	case ControllerManager:
 		return f(

@@ -27,7 +27,7 @@ func TestOwnedCoversEveryComponent(t *testing.T) {
 		comp, flag string
 		owned      bool
 	}{
-		{APIServer, "etcd-servers", true}, {APIServer, "audit-log-path", false},
+		{APIServer, "etcd-servers", true}, {APIServer, "shutdown-send-retry-after", true}, {APIServer, "audit-log-path", false},
 		{Kubelet, "register-with-taints", true}, {Kubelet, "anonymous-auth", true}, {Kubelet, "node-labels", false},
 		{Scheduler, "kubeconfig", true}, {ControllerManager, "cluster-cidr", true}, {"etcd", "name", false},
 	} {
