@@ -149,7 +149,7 @@ schemas:
 ## bench: measure kcore against real references on this machine — three etcd
 ## 3.7.3 members (built by scripts/build-k8s.sh), controller replicas in
 ## process and as kcore-controller processes, and (as root, when make k8s-bins
-## has filled the cache) the lab for figures 5b and 6, under the lab lock
+## has filled the cache) the lab for figures 5b, 6 and 7, under the lab lock
 ## /tmp/kcore-lab.lock — print one table and write bench/results.json
 ## (docs/performance.md). BENCH_FLAGS, e.g. -only writes -cpuprofile cpu.out,
 ## -only lab -lab-runs 5; kcore-bench -h lists them.
