@@ -34,8 +34,10 @@ type rollSample struct {
 	failed, probes int
 }
 
-// prober asks /readyz of one address every probeEvery until stopped.
+// prober asks /readyz of one address every probeEvery until stopped, at
+// most max times.
 type prober struct {
+	max    int
 	mu     sync.Mutex
 	probes []probe
 }
@@ -43,7 +45,7 @@ type prober struct {
 func (p *prober) run(ctx context.Context, c *http.Client, addr string, stop <-chan struct{}) {
 	tick := time.NewTicker(probeEvery)
 	defer tick.Stop()
-	for range maxRollProbes {
+	for range p.max {
 		pr := probe{sent: time.Now()}
 		pr.ok = readyz(ctx, c, addr) == nil
 		pr.answered = time.Now()
@@ -113,11 +115,11 @@ func (l *labEnv) rollOnce(ctx context.Context, c, pc *http.Client, f string) (ro
 	defer cancel()
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
-	vip := &prober{}
+	vip := &prober{max: maxRollProbes}
 	own := map[string]*prober{}
 	wg.Go(func() { vip.run(ctx, pc, labVIP, stop) })
 	for _, n := range labNodes() {
-		p := &prober{}
+		p := &prober{max: maxRollProbes}
 		own[n.name] = p
 		wg.Go(func() { p.run(ctx, pc, n.addr, stop) })
 	}
@@ -147,12 +149,7 @@ func (l *labEnv) rollOnce(ctx context.Context, c, pc *http.Client, f string) (ro
 // rollFigures are figure 7: runs rolling control-plane updates (a new
 // kube-apiserver flag, one node at a time) of the ready lab cluster.
 func rollFigures(ctx context.Context, l *labEnv, runs int, progress func(string)) ([]Figure, error) {
-	ca := filepath.Join(l.dir, labNodes()[0].name, "etc", "kubernetes", "pki", "ca.crt")
-	c, err := readyzClient(ca, 2*time.Second)
-	if err != nil {
-		return nil, err
-	}
-	pc, err := readyzClient(ca, probeTimeout)
+	c, pc, err := l.probeClients()
 	if err != nil {
 		return nil, err
 	}

@@ -232,29 +232,10 @@ func (l *labEnv) vipOnce(ctx context.Context, c, pc *http.Client, unit string) (
 	if s.bound, err = l.vipBound(holder, unit == unitAPIServer); err != nil {
 		return s, err
 	}
-	var mu sync.Mutex
-	var probes []probe
+	vp := &prober{max: maxProbes}
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
-	wg.Go(func() {
-		tick := time.NewTicker(probeEvery)
-		defer tick.Stop()
-		for range maxProbes {
-			p := probe{sent: time.Now()}
-			p.ok = readyz(ctx, pc, labVIP) == nil
-			p.answered = time.Now()
-			mu.Lock()
-			probes = append(probes, p)
-			mu.Unlock()
-			select {
-			case <-stop:
-				return
-			case <-ctx.Done():
-				return
-			case <-tick.C:
-			}
-		}
-	})
+	wg.Go(func() { vp.run(ctx, pc, labVIP, stop) })
 	defer func() {
 		select {
 		case <-stop:
@@ -284,12 +265,12 @@ func (l *labEnv) vipOnce(ctx context.Context, c, pc *http.Client, unit string) (
 	}
 	moved := kill.Add(s.move)
 	if err := pollUntil(ctx, 30*time.Second, 50*time.Millisecond, "/readyz through the VIP after the move", func() error {
-		mu.Lock()
-		defer mu.Unlock()
+		vp.mu.Lock()
+		defer vp.mu.Unlock()
 		if time.Since(moved) < 2*time.Second {
 			return errNotYet
 		}
-		for _, p := range probes {
+		for _, p := range vp.probes {
 			if p.ok && p.sent.After(moved) {
 				return nil
 			}
@@ -301,23 +282,31 @@ func (l *labEnv) vipOnce(ctx context.Context, c, pc *http.Client, unit string) (
 	close(stop)
 	wg.Wait()
 	var ok bool
-	s.firstOK, s.restored, s.failed, ok = summarize(probes, kill)
-	s.probes = len(probes)
+	s.firstOK, s.restored, s.failed, ok = summarize(vp.probes, kill)
+	s.probes = len(vp.probes)
 	if !ok {
 		return s, fmt.Errorf("no /readyz success through the VIP after killing %s on %s", unit, holder)
 	}
 	return s, nil
 }
 
+// probeClients are two /readyz clients trusting the lab cluster's CA: c
+// (2 s timeout) for waits, pc (probeTimeout) for the probes.
+func (l *labEnv) probeClients() (c, pc *http.Client, err error) {
+	ca := filepath.Join(l.dir, labNodes()[0].name, "etc", "kubernetes", "pki", "ca.crt")
+	if c, err = readyzClient(ca, 2*time.Second); err != nil {
+		return nil, nil, err
+	}
+	if pc, err = readyzClient(ca, probeTimeout); err != nil {
+		return nil, nil, err
+	}
+	return c, pc, nil
+}
+
 // vipFigures are figure 5b: runs kills of keepalived, then of
 // kube-apiserver, on the VIP holder of the ready lab cluster.
 func vipFigures(ctx context.Context, l *labEnv, runs int, progress func(string)) ([]Figure, error) {
-	ca := filepath.Join(l.dir, labNodes()[0].name, "etc", "kubernetes", "pki", "ca.crt")
-	c, err := readyzClient(ca, 2*time.Second)
-	if err != nil {
-		return nil, err
-	}
-	pc, err := readyzClient(ca, probeTimeout)
+	c, pc, err := l.probeClients()
 	if err != nil {
 		return nil, err
 	}
