@@ -288,15 +288,30 @@ func (a *Agent) applyLoop(ctx context.Context, ctl Controller, rep *reporter) {
 			states = fetched
 		}
 		index = idx
+		t0 := time.Now()
 		reports, err := a.Applier.Apply(ctx, states)
 		if err != nil && ctx.Err() == nil {
 			a.log().Error("apply", "err", err)
 		}
 		pending = Pending(reports) || err != nil
+		a.log().Info("applied", "took", time.Since(t0).Round(time.Millisecond), "notOK", notOK(reports))
 		if !rep.sendLive(ctx, ctl, a.Applier) {
 			pending = true
 		}
 	}
+}
+
+// notOK names the items of reports that are not ok, as kind/name=state.
+func notOK(reports []api.NodeReport) []string {
+	var out []string
+	for _, r := range reports {
+		for _, it := range r.Items {
+			if it.State != api.ItemOK {
+				out = append(out, it.Kind+"/"+it.Name+"="+it.State)
+			}
+		}
+	}
+	return out
 }
 
 // fetch long-polls the NodeStates. While items are pending (watch) it

@@ -485,6 +485,10 @@ func (a *Applier) runTask(ctx context.Context, t api.Task) error {
 		}
 	}
 	a.log().Info("run task", "task", t.Name, "inputHash", t.InputHash)
+	t0 := time.Now()
 	_, err := a.Runner.Run(ctx, argv, execrun.WithTimeout(a.taskTimeout()), execrun.WithExtraEnv("KCORE_ROOT="+a.Root))
+	if err == nil {
+		a.log().Info("ran task", "task", t.Name, "took", time.Since(t0).Round(time.Millisecond))
+	}
 	return err
 }
