@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"kcore.dev/kcore/pkg/api"
@@ -361,12 +360,12 @@ func (a *Applier) taskTimeout() time.Duration {
 
 // applyTasks runs the tasks whose input changed once their After items are
 // done: a task waits for a unit this apply started (started) while it
-// settles. It runs them in waves: each wave starts, at once, every task
-// whose After items are done, and leaves for a later wave a task that waits
-// for one this apply may still run. So independent tasks (the provisioner's
-// apply and the add-ons') overlap, and one that waits for another runs
-// after it in the same apply, whatever the order the tasks are listed in.
-// The items keep the tasks' order.
+// settles. It starts each task as soon as its After items are done, beside
+// the tasks already running, and looks again at the waiting ones whenever
+// one ends. So independent tasks (the provisioner's apply and the
+// add-ons') overlap, a task that waits for another starts the moment that
+// one is done, not once everything started with it is, and the order the
+// tasks are listed in does not matter. The items keep the tasks' order.
 func (a *Applier) applyTasks(ctx context.Context, ns *api.NodeState, cs *ClusterState, started map[string]time.Time) []api.ItemStatus {
 	units := map[string]bool{}
 	for _, u := range ns.Units {
@@ -376,17 +375,24 @@ func (a *Applier) applyTasks(ctx context.Context, ns *api.NodeState, cs *Cluster
 	for _, t := range ns.Tasks {
 		tasks[t.Name] = t.InputHash
 	}
+	type ended struct {
+		t   api.Task
+		err error
+	}
+	results := make(chan ended)
+	running := map[string]bool{}
 	decided := map[string]api.ItemStatus{}
 	for {
-		var wave []api.Task
+		progress := false
 		for _, t := range ns.Tasks {
-			if _, ok := decided[t.Name]; ok {
+			if _, ok := decided[t.Name]; ok || running[t.Name] {
 				continue
 			}
 			waiting, later := a.taskWaits(ctx, t, tasks, cs, decided, units, started)
 			if later {
 				continue
 			}
+			progress = true
 			it := api.ItemStatus{Kind: KindTask, Name: t.Name, State: api.ItemOK}
 			switch {
 			case cs.Tasks[t.Name] == t.InputHash:
@@ -397,33 +403,31 @@ func (a *Applier) applyTasks(ctx context.Context, ns *api.NodeState, cs *Cluster
 			case len(t.Argv) == 0:
 				it.State, it.Message = api.ItemFailed, "empty argv"
 			default:
-				wave = append(wave, t)
+				running[t.Name] = true
+				go func() { results <- ended{t, a.runTask(ctx, t)} }()
 				continue
 			}
 			decided[t.Name] = it
 		}
-		if len(wave) == 0 {
-			break
-		}
-		errs := make([]error, len(wave))
-		var wg sync.WaitGroup
-		for i, t := range wave {
-			wg.Go(func() { errs[i] = a.runTask(ctx, t) })
-		}
-		wg.Wait()
-		for i, t := range wave {
-			it := api.ItemStatus{Kind: KindTask, Name: t.Name, State: api.ItemOK, Message: "ran"}
-			if errs[i] != nil {
-				it.State, it.Message = api.ItemFailed, errs[i].Error()
-				a.log().Error("run task", "task", t.Name, "err", errs[i])
-			} else {
-				cs.Tasks[t.Name] = t.InputHash
-				if err := a.state.save(a.Root); err != nil {
-					it.State, it.Message = api.ItemFailed, err.Error()
-				}
+		if len(running) == 0 {
+			if !progress {
+				break
 			}
-			decided[t.Name] = it
+			continue
 		}
+		r := <-results
+		delete(running, r.t.Name)
+		it := api.ItemStatus{Kind: KindTask, Name: r.t.Name, State: api.ItemOK, Message: "ran"}
+		if r.err != nil {
+			it.State, it.Message = api.ItemFailed, r.err.Error()
+			a.log().Error("run task", "task", r.t.Name, "err", r.err)
+		} else {
+			cs.Tasks[r.t.Name] = r.t.InputHash
+			if err := a.state.save(a.Root); err != nil {
+				it.State, it.Message = api.ItemFailed, err.Error()
+			}
+		}
+		decided[r.t.Name] = it
 	}
 	var items []api.ItemStatus
 	for _, t := range ns.Tasks {

@@ -184,3 +184,28 @@ func TestTasksWaitForFailedDependenciesAndCycles(t *testing.T) {
 		}
 	}
 }
+
+// A task that waits for a quick one starts as soon as that one is done,
+// while a slow task started with it still runs: "a" ends only once "b"
+// has started beside it.
+func TestTaskStartsWhenItsDependencyEnds(t *testing.T) {
+	run := newPairRunner()
+	a := newApplier(t.TempDir(), &fakeRuntime{}, run)
+	ns := taskState(
+		api.Task{Name: "slow", Argv: []string{"a"}, InputHash: "1"},
+		api.Task{Name: "quick", Argv: []string{"q"}, InputHash: "1"},
+		api.Task{Name: "after-quick", Argv: []string{"b"}, InputHash: "1", After: []string{"quick"}},
+	)
+	reps, err := a.Apply(context.Background(), []api.NodeState{ns})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, it := range taskItems(t, reps) {
+		if it.State != api.ItemOK || it.Message != "ran" {
+			t.Errorf("task %s: %s %q, want ok, ran", name, it.State, it.Message)
+		}
+	}
+	if end, start := run.index("end q"), run.index("start b"); end < 0 || start < end {
+		t.Errorf("after-quick started before quick ended: %v", run.events)
+	}
+}
