@@ -39,6 +39,9 @@ func Compute(in Input) *Plan {
 		default:
 			cp = b.planUpdate(j)
 		}
+		if _, ok := e.stored[j.name]; ok {
+			cp.StoredGeneration, cp.StoredPhase = e.generation[j.name], e.phase[j.name]
+		}
 		p.Clusters = append(p.Clusters, cp)
 	}
 	p.Hash = hashOf(p)

@@ -14,6 +14,7 @@ type env struct {
 	nodeIDs     []string // sorted
 	stored      map[string]*api.KubernetesCluster
 	phase       map[string]string
+	generation  map[string]int64             // the stored spec's generation
 	status      map[string]api.ClusterStatus // stored, kept by an update
 	storedNames []string                     // sorted
 	opts        render.Options
@@ -21,7 +22,7 @@ type env struct {
 
 func newEnv(in Input) *env {
 	e := &env{nodes: map[string]*api.Node{}, stored: map[string]*api.KubernetesCluster{}, phase: map[string]string{},
-		status: map[string]api.ClusterStatus{}, opts: in.Render}
+		generation: map[string]int64{}, status: map[string]api.ClusterStatus{}, opts: in.Render}
 	for _, n := range in.Nodes {
 		if n == nil {
 			continue
@@ -42,6 +43,7 @@ func newEnv(in Input) *env {
 		}
 		e.stored[name] = prepared(c)
 		e.phase[name] = c.Status.Phase
+		e.generation[name] = c.Metadata.Generation
 		e.status[name] = c.Status
 	}
 	slices.Sort(e.storedNames)

@@ -95,6 +95,14 @@ type ClusterPlan struct {
 	// its machines (render.Place): apply records them in its status.
 	Slot   int      `json:"slot,omitempty"`
 	Shared []string `json:"shared,omitempty"`
+	// StoredGeneration and StoredPhase are the stored cluster's spec
+	// generation and phase the plan was computed against (unset for a
+	// create). Being in the plan's hash, with the steps and the field
+	// changes, they make a plan stale once another apply wrote the cluster
+	// or its phase moved, and not when the controller only recorded an
+	// observation in its status (a health check's time, a condition).
+	StoredGeneration int64  `json:"storedGeneration,omitempty"`
+	StoredPhase      string `json:"storedPhase,omitempty"`
 }
 
 // FieldChange is one changed field: Old is empty for an added field, New for a removed one.

@@ -74,13 +74,13 @@ func Check(v *View, req apiv1.ApplyRequest, opts render.Options) (*apiv1.PlanRes
 	return resp, nil
 }
 
-// touchedSince reports whether an object the plan writes changed after index.
+// touchedSince reports whether a ClusterUpdate the plan writes changed
+// after index. A cluster written since is stale through the hash instead:
+// the plan holds its spec's field changes, generation and phase, so the
+// controller's own status writes (a health check every interval, a
+// condition) leave a reviewed plan valid, and the commit writes the spec
+// over the status as it is then.
 func touchedSince(v *View, resp *apiv1.PlanResponse, index uint64) bool {
-	for _, cp := range resp.Plan.Clusters {
-		if o, ok := v.Clusters[cp.Name]; ok && o.ModifyIndex > index {
-			return true
-		}
-	}
 	for _, u := range resp.Updates {
 		if o, ok := v.Updates[u.Name]; ok && o.ModifyIndex > index {
 			return true

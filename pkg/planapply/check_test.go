@@ -32,8 +32,22 @@ func TestCheck(t *testing.T) {
 	moved.Facts.Storage[0].Name = "vg1"
 	n201Moved := object(t, api.KindNode, "node-201", moved, 25)
 	lab := object(t, api.KindKubernetesCluster, "lab", ready("lab", "10.97.0.10"), 10)
-	// lab with only its status written after the plan.
-	labTouched := object(t, api.KindKubernetesCluster, "lab", ready("lab", "10.97.0.10"), 25)
+	// lab with only observations written after the plan: a health check's
+	// time and a condition's message, as the controller writes every
+	// health interval.
+	observed := ready("lab", "10.97.0.10")
+	observed.Status.LastHealthCheck, observed.Status.HealthInterval = "2026-01-01T00:10:00Z", "10s"
+	observed.Status.Conditions = append(observed.Status.Conditions, api.Condition{Type: "Addons", Status: "False", Reason: "Unavailable", Message: "1/2 available"})
+	labObserved := object(t, api.KindKubernetesCluster, "lab", observed, 25)
+	// lab written by another apply after the plan: the same spec, its
+	// generation moved on.
+	rewritten := ready("lab", "10.97.0.10")
+	rewritten.Metadata.Generation++
+	labRewritten := object(t, api.KindKubernetesCluster, "lab", rewritten, 25)
+	// lab turned degraded after the plan.
+	degraded := ready("lab", "10.97.0.10")
+	degraded.Status.Phase = api.PhaseDegraded
+	labDegraded := object(t, api.KindKubernetesCluster, "lab", degraded, 25)
 	u1 := object(t, api.KindClusterUpdate, "u1", withStatus(update("u1", "0.5.0"), "pending"), 12)
 	u1Touched := object(t, api.KindClusterUpdate, "u1", withStatus(update("u1", "0.5.0"), "pending"), 25)
 	at20 := objects{index: 20, clusters: []store.Object{lab}, updates: []store.Object{u1}, nodes: []store.Object{n201}}
@@ -71,8 +85,17 @@ func TestCheck(t *testing.T) {
 			stale: "what would be applied now differs from the reviewed plan (index 20): its steps, the files, units, tasks and volumes they render, its issues or its options changed",
 		},
 		{
-			name: "cluster written since", req: change,
-			now:   objects{index: 25, clusters: []store.Object{labTouched}, updates: []store.Object{u1}, nodes: []store.Object{n201}},
+			name: "cluster status observed since", req: change,
+			now: objects{index: 25, clusters: []store.Object{labObserved}, updates: []store.Object{u1}, nodes: []store.Object{n201}},
+		},
+		{
+			name: "cluster written by another apply since", req: change,
+			now:   objects{index: 25, clusters: []store.Object{labRewritten}, updates: []store.Object{u1}, nodes: []store.Object{n201}},
+			stale: "KubernetesCluster/lab changed since this plan was made (index 20)",
+		},
+		{
+			name: "cluster phase moved since", req: apiv1.PlanRequest{Delete: []string{"lab"}},
+			now:   objects{index: 25, clusters: []store.Object{labDegraded}, updates: []store.Object{u1}, nodes: []store.Object{n201}},
 			stale: "KubernetesCluster/lab changed since this plan was made (index 20)",
 		},
 		{
@@ -82,7 +105,7 @@ func TestCheck(t *testing.T) {
 		},
 		{
 			name: "both written since", req: apiv1.PlanRequest{Clusters: change.Clusters, Updates: []api.ClusterUpdate{update("u1", "0.5.1")}},
-			now:   objects{index: 25, clusters: []store.Object{labTouched}, updates: []store.Object{u1Touched}, nodes: []store.Object{n201}},
+			now:   objects{index: 25, clusters: []store.Object{labRewritten}, updates: []store.Object{u1Touched}, nodes: []store.Object{n201}},
 			stale: "KubernetesCluster/lab, ClusterUpdate/u1 changed since this plan was made (index 20)",
 		},
 		{

@@ -108,24 +108,31 @@ func TestStaleAndBlocked(t *testing.T) {
 	kc.Status.Phase = api.PhaseReady
 	e.c.Seed(api.KindKubernetesCluster, "edge", kc)
 
-	// A status-only write to a touched cluster (the orchestrator's, made
-	// through raft) makes an update plan stale too.
+	// The cluster's phase moving (the orchestrator's write, through raft)
+	// makes an update plan stale.
 	upd := apiv1.PlanRequest{Clusters: []api.KubernetesCluster{edge("edge", "10.97.0.53")}}
 	p2, err := admin.Plan(ctx, upd)
 	if err != nil {
 		t.Fatal(err)
 	}
-	kc.Status.LastHealthCheck = "2026-11-29T22:00:00Z"
+	kc.Status.Phase = api.PhaseDegraded
 	e.c.Seed(api.KindKubernetesCluster, "edge", kc)
 	if _, err := admin.Apply(ctx, upd, p2.Plan.Index, p2.Hash); !client.IsStalePlan(err) {
-		t.Fatalf("status changed in between = %v, want stale-plan", err)
+		t.Fatalf("phase changed in between = %v, want stale-plan", err)
 	}
+	kc.Status.Phase = api.PhaseReady
+	e.c.Seed(api.KindKubernetesCluster, "edge", kc)
+
+	// A health check's write in between (its time only) leaves the
+	// reviewed plan valid, and apply keeps what it wrote.
 	p3, err := admin.Plan(ctx, upd)
 	if err != nil {
 		t.Fatal(err)
 	}
+	kc.Status.LastHealthCheck = "2026-11-29T22:00:00Z"
+	e.c.Seed(api.KindKubernetesCluster, "edge", kc)
 	if _, err := admin.Apply(ctx, upd, p3.Plan.Index, p3.Hash); err != nil {
-		t.Fatalf("fresh update plan: %v", err)
+		t.Fatalf("update plan after a health check's write: %v", err)
 	}
 	e.c.WaitCaughtUp()
 	if kc, _, _ = e.cluster(0, "edge"); kc.Status.Phase != api.PhaseUpdating || kc.Spec.ClusterDNS != "10.97.0.53" || kc.Status.LastHealthCheck == "" {
