@@ -100,6 +100,24 @@ func (l *labEnv) handoverBound() (float64, error) {
 	return bound, nil
 }
 
+// vrrpSummary says what the nodes' rendered keepalived.confs set that the
+// bounds derive from: "advert_int 0.25, priorities 11-13".
+func (l *labEnv) vrrpSummary() (string, error) {
+	var adverts []string
+	lo, hi := 256, 0
+	for _, n := range labNodes() {
+		p, err := l.keepalivedParams(n.name)
+		if err != nil {
+			return "", err
+		}
+		if a := strconv.FormatFloat(p.AdvertInt, 'f', -1, 64); !slices.Contains(adverts, a) {
+			adverts = append(adverts, a)
+		}
+		lo, hi = min(lo, p.Priority), max(hi, p.Priority)
+	}
+	return fmt.Sprintf("advert_int %s, priorities %d-%d", strings.Join(adverts, "/"), lo, hi), nil
+}
+
 // keepalivedParams reads node n's rendered keepalived.conf.
 func (l *labEnv) keepalivedParams(n string) (vrrpParams, error) {
 	data, err := os.ReadFile(filepath.Join(l.dir, n, "etc", "keepalived", "keepalived.conf"))
@@ -310,6 +328,10 @@ func vipFigures(ctx context.Context, l *labEnv, runs int, progress func(string))
 	if err != nil {
 		return nil, err
 	}
+	summary, err := l.vrrpSummary()
+	if err != nil {
+		return nil, err
+	}
 	var out []Figure
 	for _, k := range []struct{ unit, what, ref string }{
 		{unitKeepalived, "keepalived", "VRRP bound 3 × advert_int + skew"},
@@ -335,7 +357,7 @@ func vipFigures(ctx context.Context, l *labEnv, runs int, progress func(string))
 		f := measured("5b", "VIP move: "+k.what+" SIGKILLed on the holder → VIP on another node", "s", move)
 		f = f.withReference(k.ref, bound)
 		f = f.withTarget(fmt.Sprintf("<= %.2f s", bound), *f.Value <= bound)
-		f = f.withNote("ip -n kcore-lab-nX -o addr polled every 20 ms; bound from the keepalived.conf kcore rendered (advert_int 1, priorities 11-13)")
+		f = f.withNote("ip -n kcore-lab-nX -o addr polled every 20 ms; bound from the keepalived.conf kcore rendered (" + summary + ")")
 		fr := measured("5b", "  "+k.what+" killed: /readyz through the VIP answers again", "s", restored).withNote(fmt.Sprintf(
 			"first success after the last failed probe; a probe with a new connection every %s, %s timeout, from the kill until 2 s after the move; %d of %d probes failed; first success after the kill: median %s s",
 			probeEvery, probeTimeout, failed, probes, num(Median(first))))

@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"net"
 	"path"
+	"strconv"
 	"strings"
+	"time"
 
 	"kcore.dev/kcore/pkg/api"
 )
@@ -16,6 +18,24 @@ const (
 	VirtualRouterID   = 40
 	DefaultPriority   = 100
 	vrrpFirewallTable = "kcore_vrrp"
+)
+
+// VRRP timing. The VIP speaks VRRP version 3 (RFC 5798), whose
+// advertisement interval is in centiseconds, so a backup takes the VIP
+// Master_Down_Interval = 3 × VRRPAdvertInterval + Skew_Time (under a
+// second) after the last advertisement, where version 2's whole seconds
+// made it about 4 s: at bootstrap, the wait between the first API server
+// turning healthy and the VIP, and at a failover, the wait for a holder
+// that died. The VRRP process runs with real-time scheduling
+// (VRRPRealtimePriority), so a busy node still sends its advertisements
+// on time and its peers do not take the VIP from a live holder.
+const (
+	// VRRPVersion is the VRRP version keepalived speaks.
+	VRRPVersion = 3
+	// VRRPAdvertInterval is advert_int: the time between advertisements.
+	VRRPAdvertInterval = 250 * time.Millisecond
+	// VRRPRealtimePriority is keepalived's vrrp_rt_priority.
+	VRRPRealtimePriority = 50
 )
 
 // Priority is the keepalived priority of a control plane: the last octet of
@@ -43,8 +63,11 @@ const (
 	// one second past the request's own bound.
 	HealthCheckTimeout = HealthCheckMaxTime + 1
 	// HealthCheckRise and HealthCheckFall are the checks in a row that
-	// turn the node healthy and faulty.
-	HealthCheckRise = 2
+	// turn the node healthy and faulty. One passed check is enough to
+	// turn healthy: with nopreempt a healthy backup takes the VIP only
+	// when no node holds it (a new cluster, every API server down), where
+	// a second check would only keep the VIP away a second longer.
+	HealthCheckRise = 1
 	HealthCheckFall = 2
 )
 
@@ -108,10 +131,10 @@ func (r *renderer) unicastPeers(m api.ClusterNode) []string {
 }
 
 // keepalivedConfig is keepalived.conf for control plane m: instance kcore_api,
-// BACKUP with nopreempt, router id 40, advert 1 s, unicast to peers (the
-// other control planes), the VIP as /24 on vipInterface, and (unless turned
-// off) a track script that moves the VIP away from a node whose API is not
-// ready.
+// BACKUP with nopreempt, router id 40, VRRP version 3 advertisements every
+// VRRPAdvertInterval, unicast to peers (the other control planes), the VIP
+// as /24 on vipInterface, and (unless turned off) a track script that moves
+// the VIP away from a node whose API is not ready.
 func (r *renderer) keepalivedConfig(m api.ClusterNode, peers []string) (string, error) {
 	ha := r.c.Spec.HighAvailability
 	if net.ParseIP(ha.VIPAddress).To4() == nil || ha.VIPInterface == "" {
@@ -124,6 +147,8 @@ func (r *renderer) keepalivedConfig(m api.ClusterNode, peers []string) (string, 
 	p("    router_id %s", m.NodeID)
 	p("    script_user root")
 	p("    enable_script_security")
+	p("    vrrp_version %d", VRRPVersion)
+	p("    vrrp_rt_priority %d", VRRPRealtimePriority)
 	p("}")
 	p("")
 	check := ha.HealthCheckEnabled()
@@ -144,7 +169,7 @@ func (r *renderer) keepalivedConfig(m api.ClusterNode, peers []string) (string, 
 	p("    interface %s", ha.VIPInterface)
 	p("    virtual_router_id %d", r.l.VirtualRouterID)
 	p("    priority %d", Priority(m.AdvertiseAddress))
-	p("    advert_int 1")
+	p("    advert_int %s", strconv.FormatFloat(VRRPAdvertInterval.Seconds(), 'f', -1, 64))
 	p("    unicast_src_ip %s", m.AdvertiseAddress)
 	p("    unicast_peer {")
 	for _, addr := range peers {

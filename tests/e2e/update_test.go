@@ -15,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"kcore.dev/kcore/pkg/render"
 )
 
 // Releases of the rolling-upgrade test: the lab is created on the older and
@@ -25,9 +27,11 @@ const (
 	updateYAML   = "examples/lab/update-k8s-1-37.yaml"
 )
 
-// vrrpBound is how long the VIP may be gone when its holder stops: three
-// advertisements (advert_int 1) plus the skew time, under one second.
-const vrrpBound = 3600 * time.Millisecond
+// vrrpBound is how long /readyz through the VIP may fail in a row when its
+// holder stops: VRRP's Master_Down_Interval at most (three advertisement
+// intervals plus the skew time, under one more), plus 1.6 s for the
+// probes' own timeouts and the new holder's first answers.
+const vrrpBound = 4*render.VRRPAdvertInterval + 1600*time.Millisecond
 
 // TestRollingUpgrade is the upgrade drill: the cluster is created on
 // v1.36.3; a ClusterUpdate to v1.37.2 whose new kube-apiserver is broken on

@@ -1,0 +1,67 @@
+package render
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// Markers around the generated VIP timing table in docs/kubernetes.md.
+const (
+	vipTableBegin = "<!-- BEGIN VIP TABLE: generated from pkg/render's keepalived constants by `go test ./pkg/render -run TestVIPDocTable -update`; do not edit -->\n"
+	vipTableEnd   = "<!-- END VIP TABLE -->\n"
+)
+
+// vipTableMarkdown renders the keepalived timing kcore renders, from the
+// constants keepalivedConfig writes, with VRRP's derived intervals over
+// the priorities Priority can give (1–254).
+func vipTableMarkdown() string {
+	adv := VRRPAdvertInterval.Seconds()
+	skew := func(prio int) float64 { return float64(256-prio) * adv / 256 }
+	var b strings.Builder
+	b.WriteString("| keepalived | value | what it means |\n|---|---|---|\n")
+	fmt.Fprintf(&b, "| `vrrp_version` | %d | advertisement intervals in centiseconds (RFC 5798) |\n", VRRPVersion)
+	fmt.Fprintf(&b, "| `advert_int` | %g s | the holder advertises this often, unicast to the other control planes |\n", adv)
+	fmt.Fprintf(&b, "| Master_Down_Interval | 3 × %g s + Skew_Time = %.2f–%.2f s | a backup takes the VIP this long after the holder's last advertisement (a holder that died or lost its network) |\n",
+		adv, 3*adv+skew(254), 3*adv+skew(1))
+	fmt.Fprintf(&b, "| Skew_Time | (256 − priority) / 256 × %g s = %.3f–%.3f s | a backup takes the VIP this long after the holder's priority-0 advertisement (keepalived stopped, or its health script failed) |\n",
+		adv, skew(254), skew(1))
+	fmt.Fprintf(&b, "| `vrrp_rt_priority` | %d | the VRRP process runs SCHED_RR, so a busy node advertises on time |\n", VRRPRealtimePriority)
+	checks := func(n int, what string) string {
+		if n == 1 {
+			return "1 " + what + " check"
+		}
+		return fmt.Sprintf("%d %s checks", n, what)
+	}
+	fmt.Fprintf(&b, "| health script | `/readyz` every %d s, each at most %d s; `rise %d`, `fall %d` | a node whose API server is not ready gives the VIP up after %s, and may hold it again after %s |\n",
+		HealthCheckInterval, HealthCheckMaxTime, HealthCheckRise, HealthCheckFall, checks(HealthCheckFall, "failed"), checks(HealthCheckRise, "passed"))
+	return b.String()
+}
+
+// TestVIPDocTable keeps the VIP timing table of docs/kubernetes.md equal to
+// what the renderer writes; -update rewrites it.
+func TestVIPDocTable(t *testing.T) {
+	path := filepath.Join("..", "..", "docs", "kubernetes.md")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(data)
+	i, j := strings.Index(doc, vipTableBegin), strings.Index(doc, vipTableEnd)
+	if i < 0 || j < i {
+		t.Fatalf("%s: no VIP table markers", path)
+	}
+	got := doc[i+len(vipTableBegin) : j]
+	want := vipTableMarkdown()
+	if got == want {
+		return
+	}
+	if !*update {
+		t.Fatalf("the VIP table in %s is stale (run go test ./pkg/render -run TestVIPDocTable -update):\n--- doc\n%s\n--- code\n%s", path, got, want)
+	}
+	if err := os.WriteFile(path, []byte(doc[:i+len(vipTableBegin)]+want+doc[j:]), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
