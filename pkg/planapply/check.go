@@ -96,6 +96,7 @@ func touchedSince(v *View, resp *apiv1.PlanResponse, index uint64) bool {
 // (a member reported new facts, or the controller renders differently).
 func staleReason(v *View, resp *apiv1.PlanResponse, index uint64) string {
 	var changed, nodes []string
+	updated := false
 	for _, cp := range resp.Plan.Clusters {
 		if o, ok := v.Clusters[cp.Name]; ok && o.ModifyIndex > index {
 			changed = append(changed, api.KindKubernetesCluster+"/"+cp.Name)
@@ -109,13 +110,16 @@ func staleReason(v *View, resp *apiv1.PlanResponse, index uint64) string {
 	for _, u := range resp.Updates {
 		if o, ok := v.Updates[u.Name]; ok && o.ModifyIndex > index {
 			changed = append(changed, api.KindClusterUpdate+"/"+u.Name)
+			updated = true
 		}
 	}
 	switch {
+	// A cluster written since may have had only its status observed,
+	// which alone stales nothing: new facts of a member explain more.
+	case len(nodes) > 0 && !updated:
+		return fmt.Sprintf("what would be rendered now differs from the reviewed plan: %s reported new facts since index %d", strings.Join(nodes, ", "), index)
 	case len(changed) > 0:
 		return fmt.Sprintf("%s changed since this plan was made (index %d)", strings.Join(changed, ", "), index)
-	case len(nodes) > 0:
-		return fmt.Sprintf("what would be rendered now differs from the reviewed plan: %s reported new facts since index %d", strings.Join(nodes, ", "), index)
 	}
 	return fmt.Sprintf("what would be applied now differs from the reviewed plan (index %d): its steps, the files, units, tasks and volumes they render, its issues or its options changed", index)
 }

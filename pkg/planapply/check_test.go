@@ -113,6 +113,11 @@ func TestCheck(t *testing.T) {
 			now:   objects{index: 25, clusters: []store.Object{lab}, updates: []store.Object{u1}, nodes: []store.Object{n201Moved}},
 			stale: "what would be rendered now differs from the reviewed plan: node-201 reported new facts since index 20",
 		},
+		{
+			name: "a member reported new facts, the cluster's status observed", req: apiv1.PlanRequest{Clusters: []api.KubernetesCluster{withVolume(edge("lab", "10.97.0.10"))}},
+			now:   objects{index: 25, clusters: []store.Object{labObserved}, updates: []store.Object{u1}, nodes: []store.Object{n201Moved}},
+			stale: "what would be rendered now differs from the reviewed plan: node-201 reported new facts since index 20",
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
