@@ -26,16 +26,19 @@ const (
 // second) after the last advertisement, where version 2's whole seconds
 // made it about 4 s: at bootstrap, the wait between the first API server
 // turning healthy and the VIP, and at a failover, the wait for a holder
-// that died. The VRRP process runs with real-time scheduling
-// (VRRPRealtimePriority), so a busy node still sends its advertisements
-// on time and its peers do not take the VIP from a live holder.
+// that died. The VRRP process runs at the highest CPU priority
+// (VRRPNice), so a busy node still sends its advertisements on time and its
+// peers do not take the VIP from a live holder. Not real-time scheduling
+// (vrrp_rt_priority): keepalived then caps the process's CPU time between
+// two sleeps (RLIMIT_RTTIME), cannot raise the cap again on a reload, and
+// the kernel killed the VRRP process of a holder reloading its peers.
 const (
 	// VRRPVersion is the VRRP version keepalived speaks.
 	VRRPVersion = 3
 	// VRRPAdvertInterval is advert_int: the time between advertisements.
 	VRRPAdvertInterval = 250 * time.Millisecond
-	// VRRPRealtimePriority is keepalived's vrrp_rt_priority.
-	VRRPRealtimePriority = 50
+	// VRRPNice is keepalived's vrrp_priority, the VRRP process's nice value.
+	VRRPNice = -20
 )
 
 // Priority is the keepalived priority of a control plane: the last octet of
@@ -148,7 +151,7 @@ func (r *renderer) keepalivedConfig(m api.ClusterNode, peers []string) (string, 
 	p("    script_user root")
 	p("    enable_script_security")
 	p("    vrrp_version %d", VRRPVersion)
-	p("    vrrp_rt_priority %d", VRRPRealtimePriority)
+	p("    vrrp_priority %d", VRRPNice)
 	p("}")
 	p("")
 	check := ha.HealthCheckEnabled()

@@ -28,7 +28,7 @@ func vipTableMarkdown() string {
 		adv, 3*adv+skew(254), 3*adv+skew(1))
 	fmt.Fprintf(&b, "| Skew_Time | (256 − priority) / 256 × %g s = %.3f–%.3f s | a backup takes the VIP this long after the holder's priority-0 advertisement (keepalived stopped, or its health script failed) |\n",
 		adv, skew(254), skew(1))
-	fmt.Fprintf(&b, "| `vrrp_rt_priority` | %d | the VRRP process runs SCHED_RR, so a busy node advertises on time |\n", VRRPRealtimePriority)
+	fmt.Fprintf(&b, "| `vrrp_priority` | %d | the VRRP process's nice value, the highest CPU priority, so a busy node advertises on time |\n", VRRPNice)
 	checks := func(n int, what string) string {
 		if n == 1 {
 			return "1 " + what + " check"
