@@ -68,8 +68,12 @@ const (
 	// HealthCheckRise and HealthCheckFall are the checks in a row that
 	// turn the node healthy and faulty. One passed check is enough to
 	// turn healthy: with nopreempt a healthy backup takes the VIP only
-	// when no node holds it (a new cluster, every API server down), where
-	// a second check would only keep the VIP away a second longer.
+	// when no node holds it (a new cluster, every API server down, a
+	// holder handing it over), where a second check would only keep the
+	// VIP away a second longer. A keepalived that starts counts its API
+	// server down until a check passes (init_fail): otherwise it starts
+	// healthy, and in a roll the node whose keepalived and API server
+	// restart together could take the VIP before its API server answers.
 	HealthCheckRise = 1
 	HealthCheckFall = 2
 )
@@ -162,6 +166,7 @@ func (r *renderer) keepalivedConfig(m api.ClusterNode, peers []string) (string, 
 		p("    timeout %d", HealthCheckTimeout)
 		p("    rise %d", HealthCheckRise)
 		p("    fall %d", HealthCheckFall)
+		p("    init_fail")
 		p("    weight 0")
 		p("}")
 		p("")

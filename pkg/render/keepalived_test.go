@@ -55,7 +55,7 @@ func TestKeepalivedPeersAndPriority(t *testing.T) {
 			t.Errorf("%s: peers %v, want %v", cp.NodeID, got, want)
 		}
 		for _, line := range []string{"priority " + strings.Split(cp.AdvertiseAddress, ".")[3], "unicast_src_ip " + cp.AdvertiseAddress,
-			"state BACKUP", "nopreempt", "virtual_router_id 40", "vrrp_version 3", "advert_int 0.25", "vrrp_priority -20", "192.168.40.200/24 dev enp6s0"} {
+			"state BACKUP", "nopreempt", "virtual_router_id 40", "vrrp_version 3", "advert_int 0.25", "vrrp_priority -20", "init_fail", "192.168.40.200/24 dev enp6s0"} {
 			if !strings.Contains(f.Content, line) {
 				t.Errorf("%s: keepalived.conf lacks %q", cp.NodeID, line)
 			}

@@ -35,7 +35,7 @@ func vipTableMarkdown() string {
 		}
 		return fmt.Sprintf("%d %s checks", n, what)
 	}
-	fmt.Fprintf(&b, "| health script | `/readyz` every %d s, each at most %d s; `rise %d`, `fall %d` | a node whose API server is not ready gives the VIP up after %s, and may hold it again after %s |\n",
+	fmt.Fprintf(&b, "| health script | `/readyz` every %d s, each at most %d s; `rise %d`, `fall %d` | a node whose API server is not ready gives the VIP up after %s, and may hold it again after %s; a keepalived that starts counts its API server down until a check passes (`init_fail`) |\n",
 		HealthCheckInterval, HealthCheckMaxTime, HealthCheckRise, HealthCheckFall, checks(HealthCheckFall, "failed"), checks(HealthCheckRise, "passed"))
 	return b.String()
 }
