@@ -123,7 +123,13 @@ if ! flock -n 9; then
 fi
 
 expected="OpenTofu $version"
-verify() { TF_CLI_CONFIG_FILE=/dev/null "$1" version 2>/dev/null | grep -qxF "$expected"; }
+# verify reads all of tofu's output before matching: with pipefail, a grep -q
+# that exits at the first line would SIGPIPE tofu and fail the check.
+verify() {
+  local said
+  said=$(TF_CLI_CONFIG_FILE=/dev/null "$1" version 2>/dev/null) || return 1
+  grep -qxF "$expected" <<<"$said"
+}
 
 ldflags="-s -w -X $module/version.dev=no"
 dest="$out/tofu-$version"
