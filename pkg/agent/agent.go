@@ -255,6 +255,7 @@ func (a *Agent) applyLoop(ctx context.Context, ctl Controller, rep *reporter) {
 		kicked  bool // the last apply was a pending unit's turning ready
 		states  []api.NodeState
 		backoff = a.firstBackoff()
+		logged  string // what the last Info "applied" said
 	)
 	for ctx.Err() == nil {
 		wait := orDefault(a.PollWait, 5*time.Minute)
@@ -294,11 +295,25 @@ func (a *Agent) applyLoop(ctx context.Context, ctl Controller, rep *reporter) {
 			a.log().Error("apply", "err", err)
 		}
 		pending = Pending(reports) || err != nil
-		a.log().Info("applied", "took", time.Since(t0).Round(time.Millisecond), "notOK", notOK(reports))
+		logged = a.logApplied(ctx, logged, index, time.Since(t0), notOK(reports))
 		if !rep.sendLive(ctx, ctl, a.Applier) {
 			pending = true
 		}
 	}
+}
+
+// logApplied logs an apply's end: at Info when the states' index or the
+// items not ok differ from the last Info line (last), else at Debug, so a
+// unit that stays pending does not log every retry. It returns what the
+// Info line, if any, said.
+func (a *Agent) logApplied(ctx context.Context, last string, index uint64, took time.Duration, notOK []string) string {
+	said := fmt.Sprint(index, notOK)
+	level := slog.LevelDebug
+	if said != last {
+		level = slog.LevelInfo
+	}
+	a.log().Log(ctx, level, "applied", "index", index, "took", took.Round(time.Millisecond), "notOK", notOK)
+	return said
 }
 
 // notOK names the items of reports that are not ok, as kind/name=state.
