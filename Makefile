@@ -9,7 +9,7 @@ PKGS        := ./...
 VERSION     ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS     := -X kcore.dev/kcore/pkg/version.Version=$(VERSION)
 
-.PHONY: all build demo deps test unit e2e chaos lint fmt-check vet staticcheck bench schemas clean k8s-bins tofu images lab lab-down lab-stop lab-start conformance
+.PHONY: all build demo deps test unit e2e chaos lint fmt-check vet staticcheck bench schemas clean k8s-bins cilium-bins tofu images lab lab-down lab-stop lab-start conformance
 
 all: build
 
@@ -32,6 +32,13 @@ deps:
 ## versions are pinned by the modules under tests/k8sbins/)
 k8s-bins:
 	./scripts/build-k8s.sh $(K8S_BINS_FLAGS)
+
+## cilium-bins: the real Cilium agent, operator, CNI plugin and health
+## responder, with the agent's datapath sources, built once into
+## ${KCORE_CACHE:-~/.cache/kcore}/bin (the version is pinned by the module
+## under tests/k8sbins/cilium-*; CILIUM_BINS_FLAGS, e.g. --force)
+cilium-bins:
+	./scripts/build-cilium.sh $(CILIUM_BINS_FLAGS)
 
 ## tofu: the real OpenTofu command tests/terraform drives, built once into
 ## ${KCORE_CACHE:-~/.cache/kcore}/bin (the version is pinned by the module

@@ -1,0 +1,235 @@
+#!/usr/bin/env bash
+# Build the real Cilium binaries the lab runs, from the Go module proxy, into
+# the cache the Kubernetes binaries use, once per version: the agent
+# (cilium-agent), the operator (cilium-operator-generic, Kubernetes IPAM), the
+# CNI plugin (cilium-cni) and the health responder (cilium-health-responder),
+# with the agent's datapath sources (bpf/), which it compiles with clang when
+# it starts.
+#
+# The version is pinned by a nested Go module committed under
+# tests/k8sbins/cilium-vX.Y.Z/ whose go.mod and go.sum fix every dependency;
+# the build never changes them (-mod=readonly). Two of Cilium's requirements
+# are not served by the module proxy here and are replaced in that module:
+# github.com/osrg/gobgp/v4 (Cilium pins an unreleased pseudo-version; the
+# release of the same weeks, v4.7.0, differs only in BFD internals the lab
+# never runs) and sigs.k8s.io/mcs-api/controllers (the operator takes one
+# annotation name from it; a local module of that name holds it). `--pin`
+# writes such a module for a version that has none yet (maintainers; commit it).
+#
+# Binaries land in DIR/cilium-<version>/ with a .stamp naming what they were
+# built from; binaries whose stamp matches and which report the expected
+# version are not rebuilt. DIR/<link>/ (default DIR/current/) links to them.
+# Stamped like upstream's Makefile (pkg/version.ciliumVersion, -tags osusergo,
+# CGO_ENABLED=0).
+set -euo pipefail
+
+usage() {
+  cat <<'USAGE'
+usage: scripts/build-cilium.sh [options]
+
+  --version V   Cilium release to build (default v1.20.2)
+  --out DIR     cache of binaries (default ${KCORE_CACHE:-$HOME/.cache/kcore}/bin)
+  --link NAME   name of the symlink directory in DIR (default current)
+  --force       rebuild even when the stamp matches
+  --pin         write tests/k8sbins/cilium-<version>/ from the proxy, then stop
+                (commit the result)
+  -h, --help    this text
+USAGE
+}
+
+# Long compiles must not starve whatever else runs on the machine.
+if [ "$(nice)" -lt 19 ]; then
+  exec nice -n 19 "$0" "$@"
+fi
+
+version=v1.20.2
+out="${KCORE_CACHE:-$HOME/.cache/kcore}/bin"
+link=current
+force=0
+pin=0
+
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --version) version=${2:?--version needs a value}; shift 2 ;;
+    --out) out=${2:?--out needs a value}; shift 2 ;;
+    --link) link=${2:?--link needs a value}; shift 2 ;;
+    --force) force=1; shift ;;
+    --pin) pin=1; shift ;;
+    -h | --help) usage; exit 0 ;;
+    *) echo "build-cilium: unknown argument $1" >&2; usage >&2; exit 2 ;;
+  esac
+done
+
+[[ $version =~ ^v1\.[0-9]+\.[0-9]+$ ]] || { echo "build-cilium: --version must look like v1.20.2, got $version" >&2; exit 2; }
+[[ $link =~ ^[A-Za-z0-9._-]+$ ]] || { echo "build-cilium: --link must be a plain name, got $link" >&2; exit 2; }
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+mod="$root/tests/k8sbins/cilium-$version"
+module=github.com/cilium/cilium
+gobgp_release=v4.7.0
+
+# component -> package it is built from, and the build tags beyond osusergo.
+declare -A pkg=(
+  [cilium-agent]=$module/daemon
+  [cilium-operator-generic]=$module/operator
+  [cilium-cni]=$module/plugins/cilium-cni
+  [cilium-health-responder]=$module/cilium-health/responder
+)
+declare -A tags=([cilium-operator-generic]=ipam_provider_operator)
+components=(cilium-agent cilium-operator-generic cilium-cni cilium-health-responder)
+
+export GOWORK=off GOFLAGS="-mod=readonly -buildvcs=false"
+
+start=$SECONDS
+log() { printf '[build] %s\n' "$*" >&2; }
+elapsed() { local s=$(( SECONDS - $1 )); printf '%dm%02ds' $(( s / 60 )) $(( s % 60 )); }
+
+# upstream_gomod prints the path of the go.mod the proxy serves for MODULE@VERSION.
+upstream_gomod() {
+  local tmp path
+  tmp=$(mktemp -d)
+  path=$(cd "$tmp" && GOFLAGS=-mod=mod go mod download -json "$1@$2" | awk -F'"' '$2 == "GoMod" { print $4 }')
+  rmdir "$tmp"
+  [ -n "$path" ] || { echo "build-cilium: the proxy gave no go.mod for $1@$2" >&2; exit 1; }
+  echo "$path"
+}
+
+# pin_cilium writes the nested module that pins Cilium at one release, with
+# the two replaces the header explains.
+pin_cilium() {
+  local gomod gover c
+  gomod=$(upstream_gomod "$module" "$version")
+  gover=$(awk '$1 == "go" { print $2; exit }' "$gomod")
+  mkdir -p "$mod/mcs-api-controllers"
+  cat >"$mod/mcs-api-controllers/go.mod" <<'EOF'
+// The one name Cilium takes from sigs.k8s.io/mcs-api/controllers, which the
+// module proxy does not serve. Written by scripts/build-cilium.sh --pin.
+module sigs.k8s.io/mcs-api/controllers
+
+go 1.24
+EOF
+  cat >"$mod/mcs-api-controllers/controllers.go" <<'EOF'
+// Package controllers holds the one name Cilium takes from the MCS API
+// controllers module, which the Go module proxy here does not serve.
+package controllers
+
+// DerivedServiceAnnotation names the Service derived from a ServiceImport.
+const DerivedServiceAnnotation = "multicluster.kubernetes.io/derived-service"
+EOF
+  {
+    cat <<EOF
+// Pins Cilium $version for the lab: the agent, operator, CNI plugin and health
+// responder exactly as released, with gobgp at its release $gobgp_release and the
+// MCS API controllers' one constant from ./mcs-api-controllers (neither of
+// Cilium's pins is served here). Written by scripts/build-cilium.sh --pin; the
+// build never edits it.
+module kcore.dev/kcore/tests/k8sbins/cilium-$version
+
+go $gover
+
+tool (
+EOF
+    for c in "${components[@]}"; do printf '\t%s\n' "${pkg[$c]}"; done
+    cat <<EOF
+)
+
+require $module $version
+
+replace github.com/osrg/gobgp/v4 => github.com/osrg/gobgp/v4 $gobgp_release
+
+replace sigs.k8s.io/mcs-api/controllers => ./mcs-api-controllers
+EOF
+  } >"$mod/go.mod"
+  (cd "$mod" && GOFLAGS=-mod=mod go mod tidy)
+  log "pinned cilium $version in ${mod#"$root"/}"
+}
+
+if [ "$pin" = 1 ]; then
+  pin_cilium
+  exit 0
+fi
+
+if [ ! -f "$mod/go.mod" ]; then
+  echo "build-cilium: no pinned module ${mod#"$root"/}; run scripts/build-cilium.sh --pin --version $version and commit it" >&2
+  exit 1
+fi
+
+mkdir -p "$out"
+exec 9>"$out/.lock-cilium"
+if ! flock -n 9; then
+  log "waiting for another build-cilium.sh using $out"
+  flock 9
+fi
+
+# verify reads all of a binary's --version output before matching it (a
+# grep -q under pipefail could SIGPIPE the binary and fail the check).
+expected="cilium-agent ${version#v} go version"
+verify() {
+  local said
+  said=$("$1" --version 2>&1) || return 1
+  [[ $said == "$expected "* ]]
+}
+
+ldflags="-s -w -X $module/pkg/version.ciliumVersion=${version#v}"
+dest="$out/cilium-$version"
+src=$(cd "$mod" && go list -m -f '{{.Dir}}' "$module")
+[ -d "$src/bpf" ] || { echo "build-cilium: $module $version has no bpf/ sources in $src" >&2; exit 1; }
+sum=$(awk -v m="$module" -v v="$version" '$1 == m && $2 == v { print $3 }' "$mod/go.sum")
+stamp=$(cat <<STAMP
+component cilium
+version $version
+module $module $version $sum
+go.mod $(sha256sum <"$mod/go.mod" | cut -d' ' -f1)
+go.sum $(sha256sum <"$mod/go.sum" | cut -d' ' -f1)
+go $(cd "$mod" && go env GOVERSION) $(go env GOOS)/$(go env GOARCH) CGO_ENABLED=0
+ldflags $ldflags
+STAMP
+)
+
+# current_stamp prints what the stamp of the binaries in dest must be.
+current_stamp() {
+  local c
+  echo "$stamp"
+  for c in "${components[@]}"; do
+    echo "$c tags=osusergo${tags[$c]:+,${tags[$c]}} sha256 $(sha256sum <"$dest/$c" | cut -d' ' -f1)"
+  done
+}
+
+up_to_date() {
+  local c
+  [ "$force" = 0 ] && [ -f "$dest/.stamp" ] && [ -d "$dest/bpf" ] || return 1
+  for c in "${components[@]}"; do [ -x "$dest/$c" ] || return 1; done
+  [ "$(cat "$dest/.stamp")" = "$(current_stamp)" ] || return 1
+  verify "$dest/cilium-agent"
+}
+
+if up_to_date; then
+  log "cilium $version up to date ($dest)"
+else
+  mkdir -p "$dest"
+  rm -f "$dest/.stamp"
+  for c in "${components[@]}"; do
+    log "cilium $version … building $c (${pkg[$c]})"
+    (cd "$mod" && CGO_ENABLED=0 go build -trimpath -tags "osusergo${tags[$c]:+,${tags[$c]}}" -ldflags "$ldflags" -o "$dest/$c.tmp" "${pkg[$c]}")
+    mv -f "$dest/$c.tmp" "$dest/$c"
+  done
+  if ! verify "$dest/cilium-agent"; then
+    echo "build-cilium: cilium-agent does not report $expected; it says:" >&2
+    "$dest/cilium-agent" --version >&2 || true
+    exit 1
+  fi
+  rm -rf "$dest/bpf.tmp"
+  cp -r "$src/bpf" "$dest/bpf.tmp"
+  chmod -R u+w "$dest/bpf.tmp"
+  rm -rf "$dest/bpf"
+  mv "$dest/bpf.tmp" "$dest/bpf"
+  current_stamp >"$dest/.stamp"
+  log "cilium $version built in $(elapsed "$start") ($(du -sh "$dest" | cut -f1))"
+fi
+
+mkdir -p "$out/$link"
+for c in "${components[@]}"; do
+  ln -sfn "../cilium-$version/$c" "$out/$link/$c"
+done
+ln -sfn "../cilium-$version/bpf" "$out/$link/cilium-bpf"
+log "cilium $version ready in $out/$link after $(elapsed "$start")"
