@@ -37,31 +37,12 @@ usage: scripts/build-cilium.sh [options]
 USAGE
 }
 
-# Long compiles must not starve whatever else runs on the machine.
-if [ "$(nice)" -lt 19 ]; then
-  exec nice -n 19 "$0" "$@"
-fi
-
-version=v1.20.2
-out="${KCORE_CACHE:-$HOME/.cache/kcore}/bin"
-link=current
-force=0
-pin=0
-
-while [ $# -gt 0 ]; do
-  case "$1" in
-    --version) version=${2:?--version needs a value}; shift 2 ;;
-    --out) out=${2:?--out needs a value}; shift 2 ;;
-    --link) link=${2:?--link needs a value}; shift 2 ;;
-    --force) force=1; shift ;;
-    --pin) pin=1; shift ;;
-    -h | --help) usage; exit 0 ;;
-    *) echo "build-cilium: unknown argument $1" >&2; usage >&2; exit 2 ;;
-  esac
-done
-
-[[ $version =~ ^v1\.[0-9]+\.[0-9]+$ ]] || { echo "build-cilium: --version must look like v1.20.2, got $version" >&2; exit 2; }
-[[ $link =~ ^[A-Za-z0-9._-]+$ ]] || { echo "build-cilium: --link must be a plain name, got $link" >&2; exit 2; }
+name=build-cilium
+default_version=v1.20.2
+# shellcheck source=lib/pinned-build.sh
+. "$(dirname "$0")/lib/pinned-build.sh"
+renice_self "$0" "$@"
+pinned_build_args "$@"
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 mod="$root/tests/k8sbins/cilium-$version"
@@ -79,20 +60,6 @@ declare -A tags=([cilium-operator-generic]=ipam_provider_operator)
 components=(cilium-agent cilium-operator-generic cilium-cni cilium-health-responder)
 
 export GOWORK=off GOFLAGS="-mod=readonly -buildvcs=false"
-
-start=$SECONDS
-log() { printf '[build] %s\n' "$*" >&2; }
-elapsed() { local s=$(( SECONDS - $1 )); printf '%dm%02ds' $(( s / 60 )) $(( s % 60 )); }
-
-# upstream_gomod prints the path of the go.mod the proxy serves for MODULE@VERSION.
-upstream_gomod() {
-  local tmp path
-  tmp=$(mktemp -d)
-  path=$(cd "$tmp" && GOFLAGS=-mod=mod go mod download -json "$1@$2" | awk -F'"' '$2 == "GoMod" { print $4 }')
-  rmdir "$tmp"
-  [ -n "$path" ] || { echo "build-cilium: the proxy gave no go.mod for $1@$2" >&2; exit 1; }
-  echo "$path"
-}
 
 # pin_cilium writes the nested module that pins Cilium at one release, with
 # the two replaces the header explains.
@@ -144,22 +111,9 @@ EOF
   log "pinned cilium $version in ${mod#"$root"/}"
 }
 
-if [ "$pin" = 1 ]; then
-  pin_cilium
-  exit 0
-fi
+pin_or_require pin_cilium
 
-if [ ! -f "$mod/go.mod" ]; then
-  echo "build-cilium: no pinned module ${mod#"$root"/}; run scripts/build-cilium.sh --pin --version $version and commit it" >&2
-  exit 1
-fi
-
-mkdir -p "$out"
-exec 9>"$out/.lock-cilium"
-if ! flock -n 9; then
-  log "waiting for another build-cilium.sh using $out"
-  flock 9
-fi
+lock_cache "$out" .lock-cilium
 
 # verify reads all of a binary's --version output before matching it (a
 # grep -q under pipefail could SIGPIPE the binary and fail the check).

@@ -29,31 +29,12 @@ usage: scripts/build-tofu.sh [options]
 USAGE
 }
 
-# Long compiles must not starve whatever else runs on the machine.
-if [ "$(nice)" -lt 19 ]; then
-  exec nice -n 19 "$0" "$@"
-fi
-
-version=v1.12.6
-out="${KCORE_CACHE:-$HOME/.cache/kcore}/bin"
-link=current
-force=0
-pin=0
-
-while [ $# -gt 0 ]; do
-  case "$1" in
-    --version) version=${2:?--version needs a value}; shift 2 ;;
-    --out) out=${2:?--out needs a value}; shift 2 ;;
-    --link) link=${2:?--link needs a value}; shift 2 ;;
-    --force) force=1; shift ;;
-    --pin) pin=1; shift ;;
-    -h | --help) usage; exit 0 ;;
-    *) echo "build-tofu: unknown argument $1" >&2; usage >&2; exit 2 ;;
-  esac
-done
-
-[[ $version =~ ^v1\.[0-9]+\.[0-9]+$ ]] || { echo "build-tofu: --version must look like v1.12.6, got $version" >&2; exit 2; }
-[[ $link =~ ^[A-Za-z0-9._-]+$ ]] || { echo "build-tofu: --link must be a plain name, got $link" >&2; exit 2; }
+name=build-tofu
+default_version=v1.12.6
+# shellcheck source=lib/pinned-build.sh
+. "$(dirname "$0")/lib/pinned-build.sh"
+renice_self "$0" "$@"
+pinned_build_args "$@"
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 mod="$root/tests/tofubin/opentofu-$version"
@@ -61,20 +42,6 @@ module=github.com/opentofu/opentofu
 pkg=$module/cmd/tofu
 
 export GOWORK=off GOFLAGS="-mod=readonly -buildvcs=false"
-
-start=$SECONDS
-log() { printf '[build] %s\n' "$*" >&2; }
-elapsed() { local s=$(( SECONDS - $1 )); printf '%dm%02ds' $(( s / 60 )) $(( s % 60 )); }
-
-# upstream_gomod prints the path of the go.mod the proxy serves for MODULE@VERSION.
-upstream_gomod() {
-  local tmp path
-  tmp=$(mktemp -d)
-  path=$(cd "$tmp" && GOFLAGS=-mod=mod go mod download -json "$1@$2" | awk -F'"' '$2 == "GoMod" { print $4 }')
-  rmdir "$tmp"
-  [ -n "$path" ] || { echo "build-tofu: the proxy gave no go.mod for $1@$2" >&2; exit 1; }
-  echo "$path"
-}
 
 # pin_tofu writes the nested module that pins OpenTofu at one release: the
 # upstream module's godebug settings and replace directives (a dependency's
@@ -105,22 +72,9 @@ PIN
   log "pinned opentofu $version in ${mod#"$root"/}"
 }
 
-if [ "$pin" = 1 ]; then
-  pin_tofu
-  exit 0
-fi
+pin_or_require pin_tofu
 
-if [ ! -f "$mod/go.mod" ]; then
-  echo "build-tofu: no pinned module ${mod#"$root"/}; run scripts/build-tofu.sh --pin --version $version and commit it" >&2
-  exit 1
-fi
-
-mkdir -p "$out"
-exec 9>"$out/.lock-tofu"
-if ! flock -n 9; then
-  log "waiting for another build-tofu.sh using $out"
-  flock 9
-fi
+lock_cache "$out" .lock-tofu
 
 expected="OpenTofu $version"
 # verify reads all of tofu's output before matching: with pipefail, a grep -q
