@@ -41,6 +41,20 @@ const (
 	VRRPNice = -20
 )
 
+// Two nodes can turn master at once (a starting keepalived and a running
+// backup both hear the leaving holder's priority-0 advertisement); the
+// lower one yields, but the neighbours may keep the MAC of whichever sent
+// gratuitous ARPs last until the next set, which keepalived sends 5 s after
+// the transition by default. The yielding master therefore advertises once
+// more before it yields (vrrp_higher_prio_send_advert), so the winner, on
+// hearing a lower priority, sends its gratuitous ARPs again at once, and
+// every new master's second set comes VRRPGARPMasterDelay after its first.
+const (
+	// VRRPGARPMasterDelay is vrrp_garp_master_delay: the delay of a new
+	// master's second set of gratuitous ARPs.
+	VRRPGARPMasterDelay = time.Second
+)
+
 // Priority is the keepalived priority of a control plane: the last octet of
 // its advertise address, or 100 when that octet is 0 or 255 (or the address
 // is not IPv4).
@@ -156,6 +170,8 @@ func (r *renderer) keepalivedConfig(m api.ClusterNode, peers []string) (string, 
 	p("    enable_script_security")
 	p("    vrrp_version %d", VRRPVersion)
 	p("    vrrp_priority %d", VRRPNice)
+	p("    vrrp_garp_master_delay %d", int(VRRPGARPMasterDelay/time.Second))
+	p("    vrrp_higher_prio_send_advert")
 	p("}")
 	p("")
 	check := ha.HealthCheckEnabled()
