@@ -48,11 +48,13 @@ const (
 // the transition by default. The yielding master therefore advertises once
 // more before it yields (vrrp_higher_prio_send_advert), so the winner, on
 // hearing a lower priority, sends its gratuitous ARPs again at once, and
-// every new master's second set comes VRRPGARPMasterDelay after its first.
+// every new master's second set comes VRRPGARPMasterDelaySeconds after its
+// first.
 const (
-	// VRRPGARPMasterDelay is vrrp_garp_master_delay: the delay of a new
-	// master's second set of gratuitous ARPs.
-	VRRPGARPMasterDelay = time.Second
+	// VRRPGARPMasterDelaySeconds is vrrp_garp_master_delay: the delay of a
+	// new master's second set of gratuitous ARPs, in the whole seconds
+	// keepalived takes (0 would mean no second set).
+	VRRPGARPMasterDelaySeconds = 1
 )
 
 // Priority is the keepalived priority of a control plane: the last octet of
@@ -170,7 +172,7 @@ func (r *renderer) keepalivedConfig(m api.ClusterNode, peers []string) (string, 
 	p("    enable_script_security")
 	p("    vrrp_version %d", VRRPVersion)
 	p("    vrrp_priority %d", VRRPNice)
-	p("    vrrp_garp_master_delay %d", int(VRRPGARPMasterDelay/time.Second))
+	p("    vrrp_garp_master_delay %d", VRRPGARPMasterDelaySeconds)
 	p("    vrrp_higher_prio_send_advert")
 	p("}")
 	p("")

@@ -29,7 +29,7 @@ func vipTableMarkdown() string {
 	fmt.Fprintf(&b, "| Skew_Time | (256 − priority) / 256 × %g s = %.3f–%.3f s | a backup takes the VIP this long after the holder's priority-0 advertisement (keepalived stopped, or its health script failed) |\n",
 		adv, skew(254), skew(1))
 	fmt.Fprintf(&b, "| `vrrp_priority` | %d | the VRRP process's nice value, the highest CPU priority, so a busy node advertises on time |\n", VRRPNice)
-	fmt.Fprintf(&b, "| `vrrp_garp_master_delay`, `vrrp_higher_prio_send_advert` | %s; on | a new holder sends its second set of gratuitous ARPs %s after its first (keepalived's default is 5 s); when two nodes turn master at once, the one that yields advertises first, so the other sends its gratuitous ARPs again and the neighbours learn its MAC last |\n", VRRPGARPMasterDelay, VRRPGARPMasterDelay)
+	fmt.Fprintf(&b, "| `vrrp_garp_master_delay`, `vrrp_higher_prio_send_advert` | %d s; on | a new holder sends its second set of gratuitous ARPs %d s after its first (keepalived's default is 5 s); when two nodes turn master at once, the one that yields advertises first, so the other sends its gratuitous ARPs again and the neighbours learn its MAC last |\n", VRRPGARPMasterDelaySeconds, VRRPGARPMasterDelaySeconds)
 	checks := func(n int, what string) string {
 		if n == 1 {
 			return "1 " + what + " check"
