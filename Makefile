@@ -9,7 +9,7 @@ PKGS        := ./...
 VERSION     ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS     := -X kcore.dev/kcore/pkg/version.Version=$(VERSION)
 
-.PHONY: all build demo deps test unit e2e chaos lint fmt-check vet staticcheck bench schemas clean k8s-bins cilium-bins tofu images lab lab-down lab-stop lab-start conformance
+.PHONY: all build demo deps test unit e2e chaos lint fmt-check vet staticcheck bench schemas clean k8s-bins cilium-bins helm tofu images lab lab-down lab-stop lab-start conformance
 
 all: build
 
@@ -39,6 +39,11 @@ k8s-bins:
 ## under tests/k8sbins/cilium-*; CILIUM_BINS_FLAGS, e.g. --force)
 cilium-bins:
 	./scripts/build-cilium.sh $(CILIUM_BINS_FLAGS)
+
+## helm: the real Helm command, built once into ${KCORE_CACHE:-~/.cache/kcore}/bin
+## (the version is pinned by the module under tests/k8sbins/helm-*; HELM_FLAGS)
+helm:
+	./scripts/build-helm.sh $(HELM_FLAGS)
 
 ## tofu: the real OpenTofu command tests/terraform drives, built once into
 ## ${KCORE_CACHE:-~/.cache/kcore}/bin (the version is pinned by the module

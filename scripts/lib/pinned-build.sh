@@ -31,7 +31,7 @@ pinned_build_args() {
       *) echo "$name: unknown argument $1" >&2; usage >&2; exit 2 ;;
     esac
   done
-  [[ $version =~ ^v1\.[0-9]+\.[0-9]+$ ]] || { echo "$name: --version must look like $default_version, got $version" >&2; exit 2; }
+  [[ $version =~ ^v[0-9]+\.[0-9]+\.[0-9]+$ ]] || { echo "$name: --version must look like $default_version, got $version" >&2; exit 2; }
   [[ $link =~ ^[A-Za-z0-9._-]+$ ]] || { echo "$name: --link must be a plain name, got $link" >&2; exit 2; }
 }
 

@@ -1,0 +1,117 @@
+#!/usr/bin/env bash
+# Build the real Helm command (helm), which installs and upgrades Cilium's
+# chart on a cluster's bootstrap control plane and which the render tests run
+# over that chart, from the Go module proxy, into the cache the Kubernetes
+# binaries use, once per version.
+#
+# The version is pinned by a nested Go module committed under
+# tests/k8sbins/helm-vX.Y.Z/ whose go.mod and go.sum fix every dependency; the
+# build never changes them (-mod=readonly). `--pin` writes such a module for a
+# version that has none yet (maintainers; commit it).
+#
+# The binary lands in DIR/helm-<version>/helm with a .stamp next to it naming
+# what it was built from; a binary whose stamp matches and which reports the
+# expected version is not rebuilt. DIR/<link>/helm (default DIR/current/helm)
+# links to it. Stamped like upstream's release build of a tag
+# (internal/version.version, empty metadata).
+set -euo pipefail
+
+usage() {
+  cat <<'USAGE'
+usage: scripts/build-helm.sh [options]
+
+  --version V   Helm release to build (default v4.3.2)
+  --out DIR     cache of binaries (default ${KCORE_CACHE:-$HOME/.cache/kcore}/bin)
+  --link NAME   name of the symlink directory in DIR (default current)
+  --force       rebuild even when the stamp matches
+  --pin         write tests/k8sbins/helm-<version>/ go.mod and go.sum from the
+                proxy, then stop (commit the result)
+  -h, --help    this text
+USAGE
+}
+
+name=build-helm
+default_version=v4.3.2
+# shellcheck source=lib/pinned-build.sh
+. "$(dirname "$0")/lib/pinned-build.sh"
+renice_self "$0" "$@"
+pinned_build_args "$@"
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+mod="$root/tests/k8sbins/helm-$version"
+module=helm.sh/helm/${version%%.*}
+pkg=$module/cmd/helm
+
+export GOWORK=off GOFLAGS="-mod=readonly -buildvcs=false"
+
+# pin_helm writes the nested module that pins Helm at one release.
+pin_helm() {
+  local gomod gover
+  gomod=$(upstream_gomod "$module" "$version")
+  gover=$(awk '$1 == "go" { print $2; exit }' "$gomod")
+  mkdir -p "$mod"
+  cat >"$mod/go.mod" <<PIN
+// Pins Helm $version: the helm command exactly as released. Written by
+// scripts/build-helm.sh --pin; the build never edits it.
+module kcore.dev/kcore/tests/k8sbins/helm-$version
+
+go $gover
+
+tool $pkg
+
+require $module $version
+PIN
+  (cd "$mod" && GOFLAGS=-mod=mod go mod tidy)
+  log "pinned helm $version in ${mod#"$root"/}"
+}
+
+pin_or_require pin_helm
+
+lock_cache "$out" .lock-helm
+
+# verify reads all of helm's output before matching (a grep -q under
+# pipefail could SIGPIPE helm and fail the check).
+verify() {
+  local said
+  said=$(HELM_CONFIG_HOME=/nonexistent "$1" version --template '{{.Version}}' 2>/dev/null) || return 1
+  [ "$said" = "$version" ]
+}
+
+ldflags="-s -w -X $module/internal/version.version=$version -X $module/internal/version.metadata="
+dest="$out/helm-$version"
+bin="$dest/helm"
+sum=$(awk -v m="$module" -v v="$version" '$1 == m && $2 == v { print $3 }' "$mod/go.sum")
+stamp=$(cat <<STAMP
+component helm
+version $version
+package $pkg
+module $module $version $sum
+go.mod $(sha256sum <"$mod/go.mod" | cut -d' ' -f1)
+go.sum $(sha256sum <"$mod/go.sum" | cut -d' ' -f1)
+go $(cd "$mod" && go env GOVERSION) $(go env GOOS)/$(go env GOARCH) CGO_ENABLED=0
+ldflags $ldflags
+STAMP
+)
+if [ "$force" = 0 ] && [ -x "$bin" ] && [ -f "$dest/.stamp" ] &&
+  [ "$(cat "$dest/.stamp")" = "$stamp"$'\n'"sha256 $(sha256sum <"$bin" | cut -d' ' -f1)" ] &&
+  verify "$bin"; then
+  log "helm $version up to date ($bin)"
+else
+  mkdir -p "$dest"
+  log "helm $version … building $pkg in ${mod#"$root"/}"
+  rm -f "$dest/.stamp"
+  (cd "$mod" && CGO_ENABLED=0 go build -trimpath -ldflags "$ldflags" -o "$bin.tmp" "$pkg")
+  if ! verify "$bin.tmp"; then
+    echo "build-helm: helm does not report $version; it says:" >&2
+    "$bin.tmp" version >&2 || true
+    rm -f "$bin.tmp"
+    exit 1
+  fi
+  mv -f "$bin.tmp" "$bin"
+  printf '%s\nsha256 %s\n' "$stamp" "$(sha256sum <"$bin" | cut -d' ' -f1)" >"$dest/.stamp"
+  log "helm $version built in $(elapsed "$start") ($(du -h "$bin" | cut -f1))"
+fi
+
+mkdir -p "$out/$link"
+ln -sfn "../helm-$version/helm" "$out/$link/helm"
+log "helm $version ready in $out/$link/helm after $(elapsed "$start")"
