@@ -34,14 +34,16 @@ k8s-bins:
 	./scripts/build-k8s.sh $(K8S_BINS_FLAGS)
 
 ## cilium-bins: the real Cilium agent, operator, CNI plugin and health
-## responder, with the agent's datapath sources, built once into
+## responder, with the agent's datapath sources and the release's Helm
+## chart, built once into
 ## ${KCORE_CACHE:-~/.cache/kcore}/bin (the version is pinned by the module
 ## under tests/k8sbins/cilium-*; CILIUM_BINS_FLAGS, e.g. --force)
 cilium-bins:
 	./scripts/build-cilium.sh $(CILIUM_BINS_FLAGS)
 
-## helm: the real Helm command, built once into ${KCORE_CACHE:-~/.cache/kcore}/bin
-## (the version is pinned by the module under tests/k8sbins/helm-*; HELM_FLAGS)
+## helm: the real Helm command the Cilium oneshot runs and pkg/render's
+## chart tests drive, built once into ${KCORE_CACHE:-~/.cache/kcore}/bin (the
+## version is pinned by the module under tests/k8sbins/helm-*; HELM_FLAGS)
 helm:
 	./scripts/build-helm.sh $(HELM_FLAGS)
 
@@ -94,19 +96,21 @@ test: deps lint unit e2e
 ## unit: every package in one go test run: the packages, the in-process
 ## suites (RACE_PKGS) and the real-process tests (proccluster, chaos's
 ## GateRuns runs, keepalived, the commands, and tests/terraform, which needs
-## the tofu built first: KCORE_TOFU_REQUIRED turns its skip into a failure).
+## the tofu built first: KCORE_TOFU_REQUIRED turns its skip into a failure;
+## pkg/render's Cilium chart tests, which need helm and the chart:
+## KCORE_HELM_REQUIRED).
 ## RACE (default -race) runs RACE_PKGS under the race detector first, then
 ## the rest without it (the real-process tests' servers are separate
 ## binaries it would not see into); RACE= runs everything in one go test,
 ## without it (docs/chaos.md)
 RACE      ?= -race
 RACE_PKGS := ./pkg/... ./tests/agents/ ./tests/apiserve/ ./tests/apply/ ./tests/gitops/ ./tests/harness/ ./tests/replication/ ./tests/security/
-unit: tofu
+unit: tofu helm cilium-bins
 ifeq ($(RACE),)
-	KCORE_TOFU_REQUIRED=1 $(GO) test -count=1 -timeout 40m $(PKGS)
+	KCORE_TOFU_REQUIRED=1 KCORE_HELM_REQUIRED=1 $(GO) test -count=1 -timeout 40m $(PKGS)
 else
-	$(GO) test $(RACE) -count=1 -timeout 40m $(RACE_PKGS)
-	KCORE_TOFU_REQUIRED=1 $(GO) test -count=1 -timeout 20m $$($(GO) list $(PKGS) | grep -vxF "$$($(GO) list $(RACE_PKGS))")
+	KCORE_HELM_REQUIRED=1 $(GO) test $(RACE) -count=1 -timeout 40m $(RACE_PKGS)
+	KCORE_TOFU_REQUIRED=1 KCORE_HELM_REQUIRED=1 $(GO) test -count=1 -timeout 20m $$($(GO) list $(PKGS) | grep -vxF "$$($(GO) list $(RACE_PKGS))")
 endif
 
 ## e2e: the lab scenarios against real etcd, kube-apiserver, kubelet, containerd and

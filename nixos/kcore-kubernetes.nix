@@ -74,8 +74,8 @@ in
 
     packages = mkOption {
       type = types.listOf types.package;
-      default = with pkgs; [ kubernetes etcd cilium-cli keepalived kubectl nftables iproute2 containerd runc ];
-      defaultText = lib.literalExpression "with pkgs; [ kubernetes etcd cilium-cli keepalived kubectl nftables iproute2 containerd runc ]";
+      default = with pkgs; [ kubernetes etcd kubernetes-helm keepalived kubectl nftables iproute2 containerd runc ];
+      defaultText = lib.literalExpression "with pkgs; [ kubernetes etcd kubernetes-helm keepalived kubectl nftables iproute2 containerd runc ]";
       description = "Kubernetes binaries (from the host's nixpkgs pin) installed and put on the units' PATH; containerd must be 2.0 or later for Kubernetes 1.36 and later.";
     };
 
@@ -83,7 +83,14 @@ in
       type = types.str;
       default = "kcore-kubernetes-cilium";
       readOnly = true;
-      description = "The oneshot that runs `cilium install` (primary cluster only).";
+      description = "The oneshot that runs `helm upgrade --install` of Cilium's chart (primary cluster only).";
+    };
+
+    ciliumChart = mkOption {
+      type = types.nullOr types.path;
+      default = null;
+      example = lib.literalExpression ''pkgs.fetchzip { url = "https://helm.cilium.io/cilium-1.20.2.tgz"; hash = "…"; }'';
+      description = "Cilium's Helm chart (an unpacked chart directory), linked at /usr/share/kcore/charts/cilium where the Cilium oneshot installs it from; needed on the bootstrap control plane of a cluster with cni: cilium.";
     };
 
     provisionerUnit = mkOption {
@@ -115,7 +122,8 @@ in
     environment.systemPackages = cfg.packages;
     # containerd looks for CNI plugins in /opt/cni/bin (Cilium installs there)
     # and /usr/lib/cni (the bridge plugin of bridge-CNI clusters).
-    systemd.tmpfiles.rules = [ "L+ /usr/lib/cni - - - - ${pkgs.cni-plugins}/bin" ];
+    systemd.tmpfiles.rules = [ "L+ /usr/lib/cni - - - - ${pkgs.cni-plugins}/bin" ]
+      ++ lib.optional (cfg.ciliumChart != null) "L+ /usr/share/kcore/charts/cilium - - - - ${cfg.ciliumChart}";
     systemd.services = lib.listToAttrs (map mkUnit units);
     boot.kernelModules = [ "br_netfilter" "overlay" ];
     boot.kernel.sysctl = {

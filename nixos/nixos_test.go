@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"kcore.dev/kcore/pkg/render"
 )
 
 func TestModulesParse(t *testing.T) {
@@ -40,7 +42,9 @@ func TestModulesNameTheReferenceUnits(t *testing.T) {
 		// keepalived reloads a new configuration, keeping the VIP.
 		"reloadTriggers = lib.optional (u ? reloadHash) u.reloadHash", "kill -HUP $MAINPID",
 		// kcore-containerd's shims and containers outlive its restarts.
-		`KillMode = if (u.killMode or "") == "process"`, "!config.virtualisation.containerd.enable"} {
+		`KillMode = if (u.killMode or "") == "process"`, "!config.virtualisation.containerd.enable",
+		// The Cilium oneshot installs the chart from where the renderer says.
+		`"L+ ` + render.CiliumChartDir + ` - - - - ${cfg.ciliumChart}"`} {
 		if !strings.Contains(string(data), s) {
 			t.Errorf("kcore-kubernetes.nix lacks %s", s)
 		}

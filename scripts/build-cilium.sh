@@ -4,7 +4,8 @@
 # (cilium-agent), the operator (cilium-operator-generic, Kubernetes IPAM), the
 # CNI plugin (cilium-cni) and the health responder (cilium-health-responder),
 # with the agent's datapath sources (bpf/), which it compiles with clang when
-# it starts.
+# it starts, and the release's Helm chart (chart/), which the node installs
+# and upgrades Cilium with.
 #
 # The version is pinned by a nested Go module committed under
 # tests/k8sbins/cilium-vX.Y.Z/ whose go.mod and go.sum fix every dependency;
@@ -157,8 +158,21 @@ up_to_date() {
   verify "$dest/cilium-agent"
 }
 
+# copy_tree SRC NAME replaces dest/NAME with a writable copy of SRC (the
+# module cache's files are read-only).
+copy_tree() {
+  rm -rf "$dest/$2.tmp"
+  cp -r "$1" "$dest/$2.tmp"
+  chmod -R u+w "$dest/$2.tmp"
+  rm -rf "${dest:?}/$2"
+  mv "$dest/$2.tmp" "$dest/$2"
+}
+
 if up_to_date; then
   log "cilium $version up to date ($dest)"
+  # A cache stamped before the chart was kept beside the binaries gets it
+  # without a rebuild: it comes from the same module the stamp names.
+  [ -f "$dest/chart/Chart.yaml" ] || copy_tree "$src/install/kubernetes/cilium" chart
 else
   mkdir -p "$dest"
   rm -f "$dest/.stamp"
@@ -172,11 +186,8 @@ else
     "$dest/cilium-agent" --version >&2 || true
     exit 1
   fi
-  rm -rf "$dest/bpf.tmp"
-  cp -r "$src/bpf" "$dest/bpf.tmp"
-  chmod -R u+w "$dest/bpf.tmp"
-  rm -rf "$dest/bpf"
-  mv "$dest/bpf.tmp" "$dest/bpf"
+  copy_tree "$src/bpf" bpf
+  copy_tree "$src/install/kubernetes/cilium" chart
   current_stamp >"$dest/.stamp"
   log "cilium $version built in $(elapsed "$start") ($(du -sh "$dest" | cut -f1))"
 fi
@@ -186,4 +197,5 @@ for c in "${components[@]}"; do
   ln -sfn "../cilium-$version/$c" "$out/$link/$c"
 done
 ln -sfn "../cilium-$version/bpf" "$out/$link/cilium-bpf"
+ln -sfn "../cilium-$version/chart" "$out/$link/cilium-chart"
 log "cilium $version ready in $out/$link after $(elapsed "$start")"

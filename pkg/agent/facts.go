@@ -161,7 +161,8 @@ func (c *Collector) versions(ctx context.Context) map[string]string {
 		{"kubelet", []string{"kubelet", "--version"}},
 		{"kube-apiserver", []string{"kube-apiserver", "--version"}},
 		{"keepalived", []string{"keepalived", "--version"}},
-		{"cilium", []string{"cilium", "version", "--client"}},
+		// Helm installs and upgrades Cilium (render's Cilium unit).
+		{"helm", []string{"helm", "version", "--template", "{{.Version}}"}},
 		// The plan checks kubelet against it (plan.RuntimeSupport).
 		{"containerd", []string{"containerd", "--version"}},
 	}

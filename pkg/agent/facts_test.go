@@ -39,7 +39,7 @@ func TestCollectFacts(t *testing.T) {
 		OnStdout("kubelet --version", "Kubernetes v1.31.2\n").
 		On("keepalived --version", execrun.Result{Stderr: []byte("Keepalived v2.2.8 (04/04,2023)\n")}, nil).
 		Missing("kube-apiserver").
-		OnStdout("cilium version --client", "cilium-cli: v0.16.20 compiled with go1.23\n").
+		OnStdout("helm version --template {{.Version}}", "v4.3.2").
 		OnStdout("containerd --version", "containerd github.com/containerd/containerd/v2 v2.4.2 \n").
 		OnExit("arping -c 1 -w 1 -I enp6s0 192.168.40.221", 1, "").
 		OnStdout("blkid -p -o export /dev/sda", "DEVNAME=/dev/sda\nPTUUID=9\nPTTYPE=gpt\n")
@@ -61,7 +61,7 @@ func TestCollectFacts(t *testing.T) {
 		`"interfaces":[{"name":"enp6s0","mac":"aa:bb:cc:dd:ee:ff","up":true,"addresses":["192.168.40.105/24","fe80::1/64"]}],` +
 		`"storage":[{"class":"lvm","name":"vg_kcore","sizeBytes":2000,"freeBytes":1000}],` +
 		`"disks":[{"id":"ata-SAMSUNG_1","path":"/dev/sda","sizeBytes":512000,"partitionTable":"gpt","partitions":["sda1"],"holders":["dm-0"],"mountPoints":["/mnt/kcore/lab/my data"],"probed":true}],` +
-		`"versions":{"cilium":"v0.16.20","containerd":"v2.4.2","etcd":"3.5.17","keepalived":"v2.2.8","kubelet":"v1.31.2"},` +
+		`"versions":{"containerd":"v2.4.2","etcd":"3.5.17","helm":"v4.3.2","keepalived":"v2.2.8","kubelet":"v1.31.2"},` +
 		`"labels":{"kcore.dev/failure-domain":"rack-1"},"arpAnswered":["192.168.40.200"],"ciliumRunning":true}`
 	if string(got) != want {
 		t.Fatalf("facts\n%s\nwant\n%s", got, want)

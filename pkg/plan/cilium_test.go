@@ -11,8 +11,10 @@ import (
 )
 
 // TestCiliumChangePlansTheUpgradeTheNodeRuns: on a cluster that was ready
-// once, a Cilium setting change plans `cilium upgrade`, and the unit the
-// orchestrator renders from the same stored status runs cilium upgrade.
+// once, a Cilium setting change plans the Cilium unit's re-run with the new
+// value, and the unit the orchestrator renders from the same stored status
+// runs that same argv (helm upgrade --install, which upgrades the release
+// in place).
 func TestCiliumChangePlansTheUpgradeTheNodeRuns(t *testing.T) {
 	st := stored(labCluster(), api.PhaseReady)
 	st.Status.Conditions = []api.Condition{{Type: api.ConditionBootstrapped, Status: "True"}}
@@ -21,16 +23,16 @@ func TestCiliumChangePlansTheUpgradeTheNodeRuns(t *testing.T) {
 	if p.Blocked() || len(p.Clusters) != 1 {
 		t.Fatalf("plan: %+v", p)
 	}
-	var reason string
+	var planned *ItemChange
 	for _, s := range p.Clusters[0].Steps {
-		for _, it := range s.Changes {
+		for i, it := range s.Changes {
 			if it.Kind == "unit" && it.Name == render.UnitCilium {
-				reason = it.Reason
+				planned = &s.Changes[i]
 			}
 		}
 	}
-	if !strings.Contains(reason, "`cilium upgrade`") {
-		t.Fatalf("the plan's cilium unit: %q, want cilium upgrade", reason)
+	if planned == nil {
+		t.Fatalf("the plan does not re-run %s: %+v", render.UnitCilium, p.Clusters[0].Steps)
 	}
 	rc := *next
 	rc.Default()
@@ -44,8 +46,15 @@ func TestCiliumChangePlansTheUpgradeTheNodeRuns(t *testing.T) {
 		t.Fatal(err)
 	}
 	i := slices.IndexFunc(states["node-105"].Units, func(u api.Unit) bool { return u.Name == render.UnitCilium })
-	if i < 0 || states["node-105"].Units[i].Argv[1] != render.CiliumUpgrade {
-		t.Fatalf("the orchestrator's render of the same status runs %v, want cilium upgrade", states["node-105"].Units)
+	if i < 0 {
+		t.Fatal("the orchestrator's render has no cilium unit")
+	}
+	u := states["node-105"].Units[i]
+	if !slices.Equal(u.Argv[:3], []string{"helm", "upgrade", "--install"}) || !slices.Contains(u.Argv, "MTU=9000") {
+		t.Fatalf("the orchestrator's render of the same status runs %q, want helm upgrade --install with MTU=9000", u.Argv)
+	}
+	if !strings.Contains(planned.Reason, "helm upgrade --install") {
+		t.Errorf("the plan's reason %q does not name the command the node runs", planned.Reason)
 	}
 }
 

@@ -2,13 +2,13 @@ package render
 
 import (
 	"fmt"
+	"path"
 	"sort"
 	"strconv"
 	"strings"
 
 	"kcore.dev/kcore/manifests"
 	"kcore.dev/kcore/pkg/api"
-	"kcore.dev/kcore/pkg/pki"
 )
 
 // kubectlApply is the argv that applies manifests with the admin
@@ -48,54 +48,49 @@ func (r *renderer) ifaces() []string {
 	return out
 }
 
-// The cilium-cli commands the Cilium oneshot runs.
+// CiliumRelease is the Helm release Cilium is installed as, in
+// CiliumNamespace (the names cilium-cli gives it).
 const (
-	// CiliumInstall installs Cilium on a cluster that was never ready.
-	CiliumInstall = "install"
-	// CiliumUpgrade changes the settings of the Cilium a ready cluster
-	// runs: cilium install fails on a release that is already installed.
-	CiliumUpgrade = "upgrade"
+	CiliumRelease   = "cilium"
+	CiliumNamespace = "kube-system"
 )
 
-// CiliumInstallArgs is the `cilium install` argv for a cluster, with the
-// reference's --set flags derived from its spec.
-func CiliumInstallArgs(c *api.KubernetesCluster) ([]string, error) {
-	r, err := newRenderer(c, &pki.ClusterSecrets{}, nil, Options{})
-	if err != nil {
-		return nil, err
-	}
-	return r.ciliumArgs(CiliumInstall), nil
-}
-
-// ciliumCommand is CiliumInstall until the cluster was ready once (its
-// status says Bootstrapped: the create's cilium install succeeded, since
-// ready needs every oneshot done), CiliumUpgrade after. The plan renders
-// both sides of an update with the stored status, as the orchestrator does,
-// so a planned Cilium change and the unit the node runs name one command.
-func (r *renderer) ciliumCommand() string {
-	if r.c.Status.Bootstrapped() {
-		return CiliumUpgrade
-	}
-	return CiliumInstall
-}
-
-// ciliumArgs is the argv of `cilium install` or `cilium upgrade` with the
-// settings as --set flags. An upgrade resets the release's values first
-// (--reset-values), so a setting the spec no longer asks for goes back to
-// the chart's default instead of lingering, and rolls the agents
-// (rollOutCiliumPods), which read their configuration only at start.
-func (r *renderer) ciliumArgs(command string) []string {
-	argv := []string{"cilium", command, "--namespace", "kube-system"}
-	if command == CiliumUpgrade {
-		argv = append(argv, "--reset-values", "--set", "rollOutCiliumPods=true")
-	}
+// ciliumArgs is `helm upgrade --install` of Cilium's chart, with the admin
+// kubeconfig's credentials against the local API server (as kubectl's
+// tasks). One command serves the first install and every later change: it
+// installs the release when there is none and upgrades it in place
+// otherwise, so a rerun (a changed setting, a node that ran it before)
+// never fails on a release that exists. --reset-values starts from the
+// chart's defaults each time, so a setting the spec no longer asks for
+// goes back to the default instead of lingering, and rollOutCiliumPods
+// restarts the agents when their configuration changes (they read it only
+// at start).
+func (r *renderer) ciliumArgs() []string {
+	argv := []string{"helm", "upgrade", "--install", CiliumRelease, CiliumChartDir,
+		"--namespace", CiliumNamespace,
+		"--kubeconfig=" + r.l.AdminKubeconfig, "--kube-apiserver=" + r.localAPIURL(),
+		"--reset-values", "--set", "rollOutCiliumPods=true"}
 	for _, s := range r.ciliumSettings() {
 		argv = append(argv, "--set", s)
 	}
 	return argv
 }
 
-// ciliumSettings are the reference's --set values derived from the spec.
+// ciliumHelmEnv points Helm's cache, configuration and data at the node's
+// run directory: the oneshot has no home directory, and the chart is local,
+// so nothing there outlives a run.
+func (r *renderer) ciliumHelmEnv() map[string]string {
+	dir := path.Join(r.opts.RunDir, "helm")
+	return map[string]string{
+		"HELM_CACHE_HOME":  path.Join(dir, "cache"),
+		"HELM_CONFIG_HOME": path.Join(dir, "config"),
+		"HELM_DATA_HOME":   path.Join(dir, "data"),
+	}
+}
+
+// ciliumSettings are the chart values derived from the spec: the
+// reference's, with the MTU under the chart's own key (MTU; the chart has
+// no mtu value, so the reference's mtu=1500 would be ignored).
 func (r *renderer) ciliumSettings() []string {
 	cs := r.c.Spec.Cilium
 	set := []string{"ipam.mode=kubernetes", "kubeProxyReplacement=true", "bpf.masquerade=true"}
@@ -114,7 +109,7 @@ func (r *renderer) ciliumSettings() []string {
 	if mtu == 0 {
 		mtu = api.DefaultCiliumMTU
 	}
-	set = append(set, "mtu="+strconv.Itoa(mtu))
+	set = append(set, "MTU="+strconv.Itoa(mtu))
 	if len(cs.LoadBalancerIPPools) > 0 {
 		set = append(set, "l2announcements.enabled=true")
 	}
@@ -126,27 +121,20 @@ func (r *renderer) ciliumSettings() []string {
 }
 
 // ciliumInstall renders, on the bootstrap control plane only, the oneshot
-// that installs Cilium (or upgrades it, see ciliumCommand) and, when pools
-// are set, the L2 pool and policy and the task that applies them. cilium
-// install is not idempotent (a second run finds the release installed and
-// fails), so it runs on one node, and its input hash covers only the
-// settings and environment: renewing the admin credentials must not re-run
-// it, nor must the switch from install to upgrade once the cluster is
-// ready, while a changed setting (VIP, MTU, pools) re-runs it.
+// that installs or upgrades Cilium (ciliumArgs) and, when pools are set, the
+// L2 pool and policy and the task that applies them. Its input hash covers
+// the settings, not the admin credentials: renewing them must not re-run it,
+// while a changed setting (VIP, MTU, pools) does.
 func (r *renderer) ciliumInstall(b *builder) error {
-	command := r.ciliumCommand()
-	b.units = append(b.units, pendingUnit{
-		unit: api.Unit{
-			Name:    r.l.UnitCilium,
-			Reason:  "`cilium " + command + "` once the API is ready",
-			Argv:    r.ciliumArgs(command),
-			Env:     map[string]string{"KUBECONFIG": r.l.AdminKubeconfig},
-			After:   []string{r.l.UnitAPIServer},
-			Restart: api.RestartOnFailure,
-			Oneshot: true,
-		},
-		hashArgv: r.ciliumArgs(CiliumInstall),
-	})
+	b.units = append(b.units, pendingUnit{unit: api.Unit{
+		Name:    r.l.UnitCilium,
+		Reason:  "`helm upgrade --install` Cilium's chart once the API is ready",
+		Argv:    r.ciliumArgs(),
+		Env:     r.ciliumHelmEnv(),
+		After:   []string{r.l.UnitAPIServer},
+		Restart: api.RestartOnFailure,
+		Oneshot: true,
+	}})
 	pools := r.c.Spec.Cilium.LoadBalancerIPPools
 	if len(pools) == 0 {
 		return nil

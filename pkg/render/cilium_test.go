@@ -9,23 +9,47 @@ import (
 	"testing"
 
 	"kcore.dev/kcore/pkg/api"
+	"kcore.dev/kcore/pkg/pki"
 )
 
-// referenceCiliumArgs is the reference's cilium install for the lab cluster.
-func referenceCiliumArgs() []string {
-	return []string{"cilium", "install", "--namespace", "kube-system",
-		"--set", "ipam.mode=kubernetes",
-		"--set", "kubeProxyReplacement=true",
-		"--set", "bpf.masquerade=true",
-		"--set", "routingMode=native",
-		"--set", "autoDirectNodeRoutes=true",
-		"--set", "ipv4NativeRoutingCIDR=10.244.0.0/16",
-		"--set", "mtu=1500",
-		"--set", "l2announcements.enabled=true",
-		"--set", "k8sServiceHost=192.168.40.200",
-		"--set", "k8sServicePort=6443",
-		"--set", "devices[0]=enp6s0",
+// referenceCiliumSettings are the reference's cilium install --set values
+// for the lab cluster, with its mtu under the chart's key MTU (Cilium's
+// chart has no mtu value: the reference's would be ignored).
+func referenceCiliumSettings() []string {
+	return []string{
+		"ipam.mode=kubernetes",
+		"kubeProxyReplacement=true",
+		"bpf.masquerade=true",
+		"routingMode=native",
+		"autoDirectNodeRoutes=true",
+		"ipv4NativeRoutingCIDR=10.244.0.0/16",
+		"MTU=1500",
+		"l2announcements.enabled=true",
+		"k8sServiceHost=192.168.40.200",
+		"k8sServicePort=6443",
+		"devices[0]=enp6s0",
 	}
+}
+
+// ciliumSettingsOf are the chart values the renderer derives from c.
+func ciliumSettingsOf(t *testing.T, c *api.KubernetesCluster) []string {
+	t.Helper()
+	r, err := newRenderer(c, &pki.ClusterSecrets{}, nil, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r.ciliumSettings()
+}
+
+// setValues are the values of argv's --set flags, in order.
+func setValues(argv []string) []string {
+	var out []string
+	for i := 0; i+1 < len(argv); i++ {
+		if argv[i] == "--set" {
+			out = append(out, argv[i+1])
+		}
+	}
+	return out
 }
 
 // referenceSpec returns the reference text when the shared spec is beside the
@@ -39,38 +63,54 @@ func referenceSpec(t *testing.T) string {
 	return string(raw)
 }
 
-func TestCiliumFlagsEqualReference(t *testing.T) {
-	c, states := renderCase(t, "lab", Options{})
+func TestCiliumSettingsEqualReference(t *testing.T) {
+	_, states := renderCase(t, "lab", Options{})
 	u := unitByName(states["node-105"], UnitCilium)
 	if u == nil {
 		t.Fatal("no cilium unit on the bootstrap control plane")
 	}
-	if !slices.Equal(u.Argv, referenceCiliumArgs()) {
-		t.Fatalf("cilium argv:\n got %q\nwant %q", u.Argv, referenceCiliumArgs())
+	want := append([]string{"helm", "upgrade", "--install", "cilium", CiliumChartDir, "--namespace", "kube-system",
+		"--kubeconfig=" + AdminKubeconfigPath, "--kube-apiserver=https://127.0.0.1:6443",
+		"--reset-values", "--set", "rollOutCiliumPods=true"}, interleave("--set", referenceCiliumSettings())...)
+	if !slices.Equal(u.Argv, want) {
+		t.Fatalf("cilium argv:\n got %q\nwant %q", u.Argv, want)
 	}
-	if u.Env["KUBECONFIG"] != AdminKubeconfigPath || !u.Oneshot {
-		t.Fatalf("cilium unit env %v oneshot %t", u.Env, u.Oneshot)
+	for _, k := range []string{"HELM_CACHE_HOME", "HELM_CONFIG_HOME", "HELM_DATA_HOME"} {
+		if !strings.HasPrefix(u.Env[k], DefaultRunDir+"/") {
+			t.Errorf("cilium unit %s = %q, want a directory under %s", k, u.Env[k], DefaultRunDir)
+		}
+	}
+	if !u.Oneshot {
+		t.Fatal("the cilium unit is not a oneshot")
 	}
 	for _, id := range []string{"node-107", "node-103"} {
 		if unitByName(states[id], UnitCilium) != nil {
-			t.Errorf("%s runs cilium install; only the bootstrap control plane does", id)
+			t.Errorf("%s installs cilium; only the bootstrap control plane does", id)
 		}
-	}
-	args, err := CiliumInstallArgs(c)
-	if err != nil || !slices.Equal(args, u.Argv) {
-		t.Fatalf("CiliumInstallArgs = %q, %v", args, err)
 	}
 	t.Run("reference text", func(t *testing.T) {
 		ref := referenceSpec(t)
-		m := regexp.MustCompile(`(?s)\ncilium install (.*?)\n\n`).FindStringSubmatch(ref)
+		m := regexp.MustCompile(`(?s)\ncilium install --namespace kube-system\s(.*?)\n\n`).FindStringSubmatch(ref)
 		if m == nil {
 			t.Fatal("no cilium install block in the reference")
 		}
-		want := append([]string{"cilium", "install"}, strings.Fields(m[1])...)
-		if !slices.Equal(u.Argv, want) {
-			t.Fatalf("cilium argv:\n got %q\nwant %q", u.Argv, want)
+		var refSet []string
+		for _, v := range setValues(strings.Fields(m[1])) {
+			refSet = append(refSet, strings.Replace(v, "mtu=", "MTU=", 1))
+		}
+		if got := setValues(u.Argv)[1:]; !slices.Equal(got, refSet) {
+			t.Fatalf("cilium settings:\n got %q\nwant %q (the reference's, mtu as MTU)", got, refSet)
 		}
 	})
+}
+
+// interleave puts flag before each value.
+func interleave(flag string, values []string) []string {
+	var out []string
+	for _, v := range values {
+		out = append(out, flag, v)
+	}
+	return out
 }
 
 func TestCiliumModes(t *testing.T) {
@@ -88,16 +128,13 @@ func TestCiliumModes(t *testing.T) {
 			[]string{"routingMode=native"}, []string{"l2announcements.enabled=true"}},
 		{"two interfaces", func(s *api.ClusterSpec) { s.WorkerNodes[0].Iface = "eno1" },
 			[]string{"devices[0]=eno1", "devices[1]=enp6s0"}, nil},
-		{"mtu", func(s *api.ClusterSpec) { s.Cilium.MTU = 9000 }, []string{"mtu=9000"}, []string{"mtu=1500"}},
+		{"mtu", func(s *api.ClusterSpec) { s.Cilium.MTU = 9000 }, []string{"MTU=9000"}, []string{"MTU=1500"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			c := loadCluster(t, "lab")
 			tt.edit(&c.Spec)
-			args, err := CiliumInstallArgs(c)
-			if err != nil {
-				t.Fatal(err)
-			}
+			args := ciliumSettingsOf(t, c)
 			for _, w := range tt.want {
 				if !slices.Contains(args, w) {
 					t.Errorf("lacks %s: %q", w, args)
@@ -224,14 +261,17 @@ func bootstrapped(c *api.KubernetesCluster) *api.KubernetesCluster {
 	return c
 }
 
-// TestCiliumUpgradesAReadyCluster: a cluster that was ready once runs
-// `cilium upgrade` (install fails on an installed release) with the same
-// settings, and the switch from install to upgrade alone does not re-run
-// the unit; a settings change on it re-runs it as an upgrade.
-func TestCiliumUpgradesAReadyCluster(t *testing.T) {
-	render := func(c *api.KubernetesCluster) *api.Unit {
+// TestCiliumRerunsOnlyOnASettingChange: a new cluster and one that was ready
+// run the same command (helm upgrade --install installs or upgrades), so the
+// cluster becoming ready does not re-run the unit; a changed setting does,
+// with the new value; renewed admin credentials do not.
+func TestCiliumRerunsOnlyOnASettingChange(t *testing.T) {
+	render := func(c *api.KubernetesCluster, secrets *pki.ClusterSecrets) *api.Unit {
 		t.Helper()
-		states, err := Render(c, fakeSecrets(c), testFacts(), Options{})
+		if secrets == nil {
+			secrets = fakeSecrets(c)
+		}
+		states, err := Render(c, secrets, testFacts(), Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -241,25 +281,21 @@ func TestCiliumUpgradesAReadyCluster(t *testing.T) {
 		}
 		return u
 	}
-	created := render(loadCluster(t, "lab"))
-	if !slices.Equal(created.Argv[:2], []string{"cilium", "install"}) || !strings.Contains(created.Reason, "`cilium install`") {
-		t.Fatalf("a new cluster runs %q (%s), want cilium install", created.Argv, created.Reason)
-	}
-	ready := render(bootstrapped(loadCluster(t, "lab")))
-	want := append([]string{"cilium", "upgrade", "--namespace", "kube-system", "--reset-values", "--set", "rollOutCiliumPods=true"}, referenceCiliumArgs()[4:]...)
-	if !slices.Equal(ready.Argv, want) {
-		t.Fatalf("a ready cluster runs\n %q\nwant %q", ready.Argv, want)
-	}
-	if !strings.Contains(ready.Reason, "`cilium upgrade`") {
-		t.Errorf("reason %q does not say cilium upgrade", ready.Reason)
-	}
-	if ready.InputHash != created.InputHash {
-		t.Error("the cluster becoming ready changes the cilium unit's input hash: it would run again with no change")
+	created := render(loadCluster(t, "lab"), nil)
+	ready := render(bootstrapped(loadCluster(t, "lab")), nil)
+	if !slices.Equal(ready.Argv, created.Argv) || ready.InputHash != created.InputHash {
+		t.Fatalf("the cluster becoming ready changes the cilium unit:\n %q\n %q", created.Argv, ready.Argv)
 	}
 	mtu := bootstrapped(loadCluster(t, "lab"))
 	mtu.Spec.Cilium.MTU = 9000
-	changed := render(mtu)
-	if changed.InputHash == ready.InputHash || changed.Argv[1] != CiliumUpgrade || !slices.Contains(changed.Argv, "mtu=9000") {
-		t.Errorf("an MTU change on a ready cluster: argv %q, hash changed %t; want cilium upgrade with mtu=9000, re-run", changed.Argv, changed.InputHash != ready.InputHash)
+	changed := render(mtu, nil)
+	if changed.InputHash == ready.InputHash || !slices.Contains(changed.Argv, "MTU=9000") {
+		t.Errorf("an MTU change on a ready cluster: argv %q, hash changed %t; want MTU=9000, re-run", changed.Argv, changed.InputHash != ready.InputHash)
+	}
+	c := bootstrapped(loadCluster(t, "lab"))
+	renewed := fakeSecrets(c)
+	renewed.ControlPlanes["node-105"].Admin = fakePair("node-105 admin renewed")
+	if got := render(c, renewed); got.InputHash != ready.InputHash {
+		t.Error("new admin credentials change the cilium unit's input hash: it would run again with no change")
 	}
 }

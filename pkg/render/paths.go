@@ -14,12 +14,15 @@ const (
 	KeepalivedConfigPath            = "/etc/keepalived/keepalived.conf"
 	VRRPFirewallPath                = "/etc/nftables.d/kcore-vrrp.nft"
 	CiliumL2Path                    = "/etc/kubernetes/cilium-l2.yaml"
-	ProvisionerPath                 = "/etc/kubernetes/provisioner.yaml"
-	RBACPath                        = "/etc/kubernetes/addons/rbac.yaml"
-	CoreDNSPath                     = "/etc/kubernetes/addons/coredns.yaml"
-	KubeDNSServicePath              = "/etc/kubernetes/addons/kube-dns-service.yaml"
-	BridgeCNIPath                   = "/etc/cni/net.d/10-kcore-bridge.conflist"
-	BridgeRoutesPath                = "/etc/kubernetes/bridge-routes.batch"
+	// CiliumChartDir holds Cilium's Helm chart, of the release the node
+	// runs, installed with the node's binaries.
+	CiliumChartDir     = "/usr/share/kcore/charts/cilium"
+	ProvisionerPath    = "/etc/kubernetes/provisioner.yaml"
+	RBACPath           = "/etc/kubernetes/addons/rbac.yaml"
+	CoreDNSPath        = "/etc/kubernetes/addons/coredns.yaml"
+	KubeDNSServicePath = "/etc/kubernetes/addons/kube-dns-service.yaml"
+	BridgeCNIPath      = "/etc/cni/net.d/10-kcore-bridge.conflist"
+	BridgeRoutesPath   = "/etc/kubernetes/bridge-routes.batch"
 	// CNIIPAMDir is where the bridge CNI's host-local IPAM keeps a node's
 	// address reservations and its allocation cursor (host-local's own
 	// default, rendered so that nodes sharing a machine, as in the lab, each

@@ -1,0 +1,184 @@
+package render
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"kcore.dev/kcore/pkg/api"
+)
+
+// The real Helm and Cilium chart: these tests run the helm the Makefile
+// builds over the chart of the Cilium release the lab builds
+// (scripts/build-helm.sh, scripts/build-cilium.sh), so the values the
+// renderer sets are checked against what the chart does with them, not
+// against a list kept beside it.
+
+// cachedTool is $env, else bin/current/name in the kcore cache
+// ($KCORE_CACHE, else ~/.cache/kcore). Without it the test skips, or fails
+// when KCORE_HELM_REQUIRED is set (make test sets it after building both).
+func cachedTool(t *testing.T, env, name string) string {
+	t.Helper()
+	p := os.Getenv(env)
+	if p == "" {
+		cache := os.Getenv("KCORE_CACHE")
+		if cache == "" {
+			home, err := os.UserHomeDir()
+			if err != nil {
+				t.Fatal(err)
+			}
+			cache = filepath.Join(home, ".cache", "kcore")
+		}
+		p = filepath.Join(cache, "bin", "current", name)
+	}
+	if _, err := os.Stat(p); err != nil {
+		if os.Getenv("KCORE_HELM_REQUIRED") != "" {
+			t.Fatalf("KCORE_HELM_REQUIRED is set but there is no %s at %s (run make helm cilium-bins): %v", name, p, err)
+		}
+		t.Skipf("SKIP: no %s at %s; make helm cilium-bins builds it (make test does, and sets KCORE_HELM_REQUIRED)", name, p)
+	}
+	return p
+}
+
+// helmChart runs the cached helm with args over the cached Cilium chart,
+// with its homes in a temporary directory, bounded to a minute.
+type helmChart struct {
+	helm, chart string
+	env         []string
+}
+
+func newHelmChart(t *testing.T) *helmChart {
+	t.Helper()
+	home := t.TempDir()
+	return &helmChart{
+		helm:  cachedTool(t, "KCORE_HELM", "helm"),
+		chart: cachedTool(t, "KCORE_CILIUM_CHART", "cilium-chart"),
+		env: append(os.Environ(), "HELM_CACHE_HOME="+filepath.Join(home, "cache"),
+			"HELM_CONFIG_HOME="+filepath.Join(home, "config"), "HELM_DATA_HOME="+filepath.Join(home, "data")),
+	}
+}
+
+func (h *helmChart) run(t *testing.T, args ...string) []byte {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, h.helm, args...)
+	cmd.Env = h.env
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("helm %s: %v\n%s", strings.Join(args, " "), err, stderr.String())
+	}
+	return out
+}
+
+// template renders the chart with the --set values given, without the
+// Secrets (the chart generates fresh TLS keys for them on every run), so
+// that two renders of the same values are equal.
+func (h *helmChart) template(t *testing.T, sets []string) string {
+	t.Helper()
+	args := []string{"template", CiliumRelease, h.chart, "--namespace", CiliumNamespace}
+	for _, s := range sets {
+		args = append(args, "--set", s)
+	}
+	var keep []string
+	for _, doc := range strings.Split(string(h.run(t, args...)), "\n---\n") {
+		if !strings.Contains(doc, "\nkind: Secret\n") {
+			keep = append(keep, doc)
+		}
+	}
+	return strings.Join(keep, "\n---\n")
+}
+
+// setIndex is a list index at the end of a --set path's part: devices[0].
+var setIndex = regexp.MustCompile(`\[\d+\]$`)
+
+// chartDefault looks key (a --set path: dots, [i] indexes) up in the
+// chart's values.yaml; found is false when the chart has no such value.
+func chartDefault(values map[string]any, key string) (v any, found bool) {
+	var cur any = values
+	for _, part := range strings.Split(key, ".") {
+		part = setIndex.ReplaceAllString(part, "")
+		m, ok := cur.(map[string]any)
+		if !ok {
+			return nil, false
+		}
+		if cur, ok = m[part]; !ok {
+			return nil, false
+		}
+	}
+	return cur, true
+}
+
+// TestCiliumSettingsAreChartValues: every value the Cilium unit sets is one
+// the chart has (a misspelt or wrongly cased key, like the reference's mtu
+// for the chart's MTU, would be silently ignored), and each one changes
+// what the chart renders, unless it restates the chart's own default (as
+// in values.yaml, or as the configuration it renders: routingMode=tunnel
+// where the chart's empty default renders routing-mode "tunnel"). It
+// runs for the lab cluster and for the variants that set other values.
+func TestCiliumSettingsAreChartValues(t *testing.T) {
+	h := newHelmChart(t)
+	var values map[string]any
+	if err := yaml.Unmarshal(h.run(t, "show", "values", h.chart), &values); err != nil {
+		t.Fatal(err)
+	}
+	if _, found := chartDefault(values, "mtu"); found {
+		t.Error("the chart has a value mtu: the check below would not have caught the reference's")
+	}
+	variants := map[string]func(*api.ClusterSpec){
+		"lab":            func(*api.ClusterSpec) {},
+		"tunnel geneve":  func(s *api.ClusterSpec) { s.Cilium.Mode = "tunnel"; s.Cilium.Tunnel = "geneve" },
+		"two interfaces": func(s *api.ClusterSpec) { s.WorkerNodes[0].Iface = "eno1" },
+	}
+	for name, edit := range variants {
+		t.Run(name, func(t *testing.T) {
+			c := loadCluster(t, "lab")
+			edit(&c.Spec)
+			states, err := Render(c, fakeSecrets(c), testFacts(), Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			u := unitByName(states["node-105"], UnitCilium)
+			if u == nil || !slices.Equal(u.Argv[:6], []string{"helm", "upgrade", "--install", CiliumRelease, CiliumChartDir, "--namespace"}) {
+				t.Fatalf("the cilium unit is not a helm upgrade --install of the chart: %v", u)
+			}
+			sets := setValues(u.Argv)
+			all := h.template(t, sets)
+			for i, s := range sets {
+				key, val, _ := strings.Cut(s, "=")
+				def, found := chartDefault(values, key)
+				if !found {
+					t.Errorf("%s: the chart has no value %s; helm would ignore it", s, key)
+					continue
+				}
+				without := h.template(t, slices.Delete(slices.Clone(sets), i, i+1))
+				restated := strings.EqualFold(strings.TrimSpace(yamlScalar(def)), val) ||
+					strings.Contains(all, ": "+strconv.Quote(val)+"\n")
+				if without == all && !restated {
+					t.Errorf("%s changes nothing the chart renders (its default is %v)", s, def)
+				}
+			}
+		})
+	}
+}
+
+// yamlScalar is how a default from values.yaml reads as a --set value.
+func yamlScalar(v any) string {
+	out, err := yaml.Marshal(v)
+	if err != nil {
+		return ""
+	}
+	return string(out)
+}
