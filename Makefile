@@ -119,7 +119,7 @@ endif
 ## scenario starts from, upstream's e2e.test and ginkgo for the conformance
 ## subset, and the images; first checks the images through the lab registry on
 ## loopback)
-e2e: build tofu
+e2e: build tofu helm cilium-bins
 	@if [ "$$(id -u)" -ne 0 ]; then echo "e2e: SKIP: the lab scenarios need root (network namespaces)"; exit 0; fi; \
 	./scripts/build-k8s.sh && ./scripts/build-k8s.sh --k8s-version v1.36.3 --link v1.36.3 && \
 	./scripts/build-k8s.sh --only e2e.test,ginkgo && \

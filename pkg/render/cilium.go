@@ -9,6 +9,7 @@ import (
 
 	"kcore.dev/kcore/manifests"
 	"kcore.dev/kcore/pkg/api"
+	"kcore.dev/kcore/pkg/pki"
 )
 
 // kubectlApply is the argv that applies manifests with the admin
@@ -54,6 +55,17 @@ const (
 	CiliumRelease   = "cilium"
 	CiliumNamespace = "kube-system"
 )
+
+// CiliumArgs is the argv of the Cilium oneshot the bootstrap control plane
+// of c runs (ciliumArgs), for tests that run it against an API server of
+// their own.
+func CiliumArgs(c *api.KubernetesCluster) ([]string, error) {
+	r, err := newRenderer(c, &pki.ClusterSecrets{}, nil, Options{})
+	if err != nil {
+		return nil, err
+	}
+	return r.ciliumArgs(), nil
+}
 
 // ciliumArgs is `helm upgrade --install` of Cilium's chart, with the admin
 // kubeconfig's credentials against the local API server (as kubectl's

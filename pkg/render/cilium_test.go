@@ -34,11 +34,11 @@ func referenceCiliumSettings() []string {
 // ciliumSettingsOf are the chart values the renderer derives from c.
 func ciliumSettingsOf(t *testing.T, c *api.KubernetesCluster) []string {
 	t.Helper()
-	r, err := newRenderer(c, &pki.ClusterSecrets{}, nil, Options{})
+	argv, err := CiliumArgs(c)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return r.ciliumSettings()
+	return setValues(argv)[1:]
 }
 
 // setValues are the values of argv's --set flags, in order.

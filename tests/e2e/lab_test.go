@@ -22,8 +22,9 @@ import (
 // extraArgs change rolled one control plane at a time, commits to a git
 // source adding and removing a worker (gitops_test.go), a second cluster on
 // the same machines created and deleted (second_cluster_test.go), a
-// rotation of the cluster's CAs (carotation_test.go), (6)
-// delete, then (7) a cluster on the freed machines created, changed and
+// rotation of the cluster's CAs (carotation_test.go), the Cilium oneshot's
+// helm command installing and then upgrading its chart in place
+// (cilium_chart_test.go), (6) delete, then (7) a cluster on the freed machines created, changed and
 // destroyed with tofu through the provider (terraform_test.go). Each node's
 // raw disk volume is checked mounted after (1) and kept with its data after
 // the delete. A fourth namespace registers without
@@ -49,6 +50,7 @@ func TestLab(t *testing.T) {
 		// After the GitOps scenario: the source's manifest has no
 		// caGeneration, and lowering it is refused.
 		{"ca-rotation", testCARotation},
+		{"cilium-chart-upgrades-in-place", testCiliumChartUpgradesInPlace},
 		{"delete", testDelete},
 		{"disk-volumes-kept-after-delete", testDiskVolumesKept},
 		{"terraform", testTerraform},
