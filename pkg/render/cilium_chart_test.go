@@ -141,6 +141,7 @@ func TestCiliumSettingsAreChartValues(t *testing.T) {
 		"lab":            func(*api.ClusterSpec) {},
 		"tunnel geneve":  func(s *api.ClusterSpec) { s.Cilium.Mode = "tunnel"; s.Cilium.Tunnel = "geneve" },
 		"two interfaces": func(s *api.ClusterSpec) { s.WorkerNodes[0].Iface = "eno1" },
+		"one node":       func(s *api.ClusterSpec) { s.ControlPlaneNodes = s.ControlPlaneNodes[:1]; s.WorkerNodes = nil },
 	}
 	for name, edit := range variants {
 		t.Run(name, func(t *testing.T) {

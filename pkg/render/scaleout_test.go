@@ -29,8 +29,9 @@ func TestScaleOutChangesOnlyWhatThePlanSays(t *testing.T) {
 		{"lab-ha3", nil, []string{"node-105/kcore-keepalived", "node-107/kcore-keepalived", "node-109/kcore-keepalived"}},
 		// Bridge mode: every member re-runs its routes task for the new /24s.
 		{"bridge", []string{"node-103/kcore-bridge-routes", "node-105/kcore-bridge-routes", "node-107/kcore-bridge-routes"}, nil},
-		// A one-node cluster grows past one member: CoreDNS goes to 2 replicas.
-		{"single", []string{"node-105/kcore-kubernetes-addons"}, nil},
+		// A one-node cluster grows past one member: CoreDNS and Cilium's
+		// operator go to 2 replicas.
+		{"single", []string{"node-105/kcore-kubernetes-addons", "node-105/kcore-kubernetes-cilium"}, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.cluster, func(t *testing.T) {
