@@ -15,10 +15,12 @@ import (
 	"kcore.dev/kcore/pkg/render"
 )
 
-// CondAddons says whether the add-on workloads kcore renders (CoreDNS and,
-// when rendered, the local-path provisioner) are available with all their
-// replicas, and when not, what blocks them: a pod's image pull (with the
-// image and the node), crash loop, sandbox error or scheduling failure.
+// CondAddons says whether the add-on workloads kcore installs (Cilium's
+// agents and operator on a Cilium cluster, CoreDNS and, when rendered, the
+// local-path provisioner) are available with all their replicas (an
+// agent's on every node it should run on), and when not, what blocks them:
+// a pod's image pull (with the image and the node), crash loop, sandbox
+// error or scheduling failure.
 const CondAddons = "Addons"
 
 // Reasons of CondAddons besides the kubelet's own (ImagePullBackOff,
@@ -61,11 +63,15 @@ func imagePull(reason string) bool {
 	return false
 }
 
-// addonDeployments are the Deployments of the add-on manifests rendered
-// for the cluster in its slot's paths (render.Layout.AddonManifests), each
-// once, in member order.
-func addonDeployments(c *api.KubernetesCluster, rendered map[string]*api.NodeState) ([]manifests.Deployment, error) {
-	var out []manifests.Deployment
+// addonWorkloads are Cilium's agents and operator when the cluster runs
+// Cilium (its render has the Cilium oneshot; render.CiliumWorkloads), then
+// the Deployments of the add-on manifests rendered for the cluster in its
+// slot's paths (render.Layout.AddonManifests), each once, in member order.
+func addonWorkloads(c *api.KubernetesCluster, rendered map[string]*api.NodeState) ([]manifests.Workload, error) {
+	var out []manifests.Workload
+	if rendersUnit(rendered, render.ClusterLayout(c).UnitCilium) {
+		out = render.CiliumWorkloads()
+	}
 	for _, path := range render.ClusterLayout(c).AddonManifests() {
 		for _, m := range c.Spec.Members() {
 			ns := rendered[m.NodeID]
@@ -87,23 +93,42 @@ func addonDeployments(c *api.KubernetesCluster, rendered map[string]*api.NodeSta
 	return out, nil
 }
 
+// rendersUnit reports whether any node of rendered has the unit.
+func rendersUnit(rendered map[string]*api.NodeState, unit string) bool {
+	for _, ns := range rendered {
+		if slices.ContainsFunc(ns.Units, func(u api.Unit) bool { return u.Name == unit }) {
+			return true
+		}
+	}
+	return false
+}
+
 // addonBlock is why one pod of an add-on is not available.
 type addonBlock struct {
 	reason, text string
 }
 
-// checkAddons reads every add-on Deployment of the cluster, and for one
-// not available with all its replicas, its pods (at most MaxAddonPods) and
-// the events of the blocked ones, into CondAddons.
-func (o *Orchestrator) checkAddons(ctx context.Context, k *kubeConn, deps []manifests.Deployment) api.Condition {
-	cond := api.Condition{Type: CondAddons, Status: StatusTrue, Reason: ReasonAddonsAvailable}
+// checkAddons is CheckAddons over the cluster's connection.
+func (o *Orchestrator) checkAddons(ctx context.Context, k *kubeConn, deps []manifests.Workload) api.Condition {
 	if len(deps) == 0 {
-		cond.Message = "no add-ons rendered"
-		return cond
+		return CheckAddons(ctx, nil, deps)
 	}
 	kc, err := k.client()
 	if err != nil {
 		return api.Condition{Type: CondAddons, Status: StatusUnknown, Reason: ReasonAddonsUnchecked, Message: clip(err.Error())}
+	}
+	return CheckAddons(ctx, kc, deps)
+}
+
+// CheckAddons reads every add-on workload through kc, and for one not
+// available with all its replicas, its pods (at most MaxAddonPods) and the
+// events of the blocked ones, into CondAddons. kc is not used when there
+// are no workloads.
+func CheckAddons(ctx context.Context, kc KubeClient, deps []manifests.Workload) api.Condition {
+	cond := api.Condition{Type: CondAddons, Status: StatusTrue, Reason: ReasonAddonsAvailable}
+	if len(deps) == 0 {
+		cond.Message = "no add-ons rendered"
+		return cond
 	}
 	var parts []string
 	for _, d := range deps {
@@ -122,10 +147,14 @@ func (o *Orchestrator) checkAddons(ctx context.Context, k *kubeConn, deps []mani
 
 // addonState says whether Deployment d is available with all its replicas
 // ("" reason) and what blocks it when not.
-func addonState(ctx context.Context, kc KubeClient, d manifests.Deployment) (string, string, error) {
-	dep, err := kc.GetDeployment(ctx, d.Namespace, d.Name)
+func addonState(ctx context.Context, kc KubeClient, d manifests.Workload) (string, string, error) {
+	get := kc.GetDeployment
+	if d.Kind == manifests.KindDaemonSet {
+		get = kc.GetDaemonSet
+	}
+	dep, err := get(ctx, d.Namespace, d.Name)
 	if errors.Is(err, ErrKubeNotFound) {
-		return ReasonAddonMissing, fmt.Sprintf("deployment %s not found (not applied yet)", d), nil
+		return ReasonAddonMissing, fmt.Sprintf("%s %s not found (not applied yet)", strings.ToLower(d.Kind), d), nil
 	}
 	if err != nil {
 		return "", "", err
@@ -331,7 +360,7 @@ func (o *Orchestrator) addonsCondition(ctx context.Context, k *kubeConn, c *api.
 		}
 		return setCondition(conds, api.Condition{Type: CondAddons, Status: StatusUnknown, Reason: ReasonAPINotReady, Message: "checked once the API is ready"}, now)
 	}
-	deps, err := addonDeployments(c, rendered)
+	deps, err := addonWorkloads(c, rendered)
 	if err != nil {
 		return setCondition(conds, api.Condition{Type: CondAddons, Status: StatusUnknown, Reason: ReasonAddonsUnchecked, Message: clip(err.Error())}, now)
 	}

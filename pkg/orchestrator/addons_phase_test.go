@@ -10,7 +10,7 @@ import (
 )
 
 // coreDNSDeployment is the CoreDNS Deployment as its manifest renders it.
-func coreDNSDeployment(t *testing.T) manifests.Deployment {
+func coreDNSDeployment(t *testing.T) manifests.Workload {
 	t.Helper()
 	yaml, err := manifests.CoreDNS(manifests.DNS{ClusterIP: "10.96.0.10", ClusterDomain: "cluster.local", Replicas: 2})
 	if err != nil {

@@ -16,7 +16,7 @@ import (
 // its cluster.
 type addonFixture struct {
 	*kubeFixture
-	deps []manifests.Deployment
+	deps []manifests.Workload
 }
 
 // newAddonFixture renders the lab cluster (edited by edit) and reads its
@@ -35,7 +35,7 @@ func newAddonFixture(t *testing.T, edit func(*api.KubernetesCluster)) *addonFixt
 	if err != nil {
 		t.Fatal(err)
 	}
-	deps, err := addonDeployments(f.c, rendered)
+	deps, err := addonWorkloads(f.c, rendered)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,7 +43,7 @@ func newAddonFixture(t *testing.T, edit func(*api.KubernetesCluster)) *addonFixt
 }
 
 // dep is the rendered Deployment in namespace.
-func (f *addonFixture) dep(t *testing.T, namespace string) manifests.Deployment {
+func (f *addonFixture) dep(t *testing.T, namespace string) manifests.Workload {
 	t.Helper()
 	for _, d := range f.deps {
 		if d.Namespace == namespace {
@@ -51,7 +51,7 @@ func (f *addonFixture) dep(t *testing.T, namespace string) manifests.Deployment 
 		}
 	}
 	t.Fatalf("no add-on deployment in %s: %+v", namespace, f.deps)
-	return manifests.Deployment{}
+	return manifests.Workload{}
 }
 
 // readyPod marks a pod Ready with its containers running.
@@ -79,7 +79,7 @@ func TestAddonsConditionNamesWhatBlocksThem(t *testing.T) {
 	const image = manifests.CoreDNSImage
 	tests := []struct {
 		name   string
-		setup  func(f *addonFixture, dns manifests.Deployment)
+		setup  func(f *addonFixture, dns manifests.Workload)
 		status string
 		reason string
 		words  []string
@@ -87,7 +87,7 @@ func TestAddonsConditionNamesWhatBlocksThem(t *testing.T) {
 	}{
 		{
 			name: "all available",
-			setup: func(f *addonFixture, dns manifests.Deployment) {
+			setup: func(f *addonFixture, dns manifests.Workload) {
 				f.kube.setDeployment(dns.Namespace, dns.Name, 2, 2)
 			},
 			status: StatusTrue, reason: ReasonAddonsAvailable,
@@ -95,7 +95,7 @@ func TestAddonsConditionNamesWhatBlocksThem(t *testing.T) {
 		},
 		{
 			name: "image pull failure on one node",
-			setup: func(f *addonFixture, dns manifests.Deployment) {
+			setup: func(f *addonFixture, dns manifests.Workload) {
 				f.kube.setDeployment(dns.Namespace, dns.Name, 2, 1)
 				f.kube.addAddonPod(dns.Namespace, "coredns-a", "node-11", dns.MatchLabels, readyPod)
 				f.kube.addAddonPod(dns.Namespace, "coredns-b", "node-14", dns.MatchLabels,
@@ -107,7 +107,7 @@ func TestAddonsConditionNamesWhatBlocksThem(t *testing.T) {
 		},
 		{
 			name: "crash loop",
-			setup: func(f *addonFixture, dns manifests.Deployment) {
+			setup: func(f *addonFixture, dns manifests.Workload) {
 				f.kube.setDeployment(dns.Namespace, dns.Name, 2, 0)
 				f.kube.addAddonPod(dns.Namespace, "coredns-a", "node-12", dns.MatchLabels,
 					waiting("coredns", image, "CrashLoopBackOff", "back-off 5m0s restarting failed container", 7, &KubeContainerState{Reason: "Error", ExitCode: 1}))
@@ -117,7 +117,7 @@ func TestAddonsConditionNamesWhatBlocksThem(t *testing.T) {
 		},
 		{
 			name: "unschedulable",
-			setup: func(f *addonFixture, dns manifests.Deployment) {
+			setup: func(f *addonFixture, dns manifests.Workload) {
 				f.kube.setDeployment(dns.Namespace, dns.Name, 2, 0)
 				f.kube.addAddonPod(dns.Namespace, "coredns-a", "", dns.MatchLabels, func(p *kubePodJSON) {
 					p.Status.Conditions = []KubeCondition{{Type: "PodScheduled", Status: "False", Reason: "Unschedulable",
@@ -129,7 +129,7 @@ func TestAddonsConditionNamesWhatBlocksThem(t *testing.T) {
 		},
 		{
 			name: "sandbox error from the latest warning event",
-			setup: func(f *addonFixture, dns manifests.Deployment) {
+			setup: func(f *addonFixture, dns manifests.Workload) {
 				f.kube.setDeployment(dns.Namespace, dns.Name, 1, 0)
 				f.kube.addAddonPod(dns.Namespace, "coredns-a", "node-13", dns.MatchLabels, waiting("coredns", image, "ContainerCreating", "", 0, nil))
 				f.kube.addEvent(dns.Namespace, "coredns-a", "Warning", "FailedCreatePodSandBox", "an older failure", "2026-12-01T10:00:00Z")
@@ -144,7 +144,7 @@ func TestAddonsConditionNamesWhatBlocksThem(t *testing.T) {
 		},
 		{
 			name:   "not applied yet",
-			setup:  func(*addonFixture, manifests.Deployment) {},
+			setup:  func(*addonFixture, manifests.Workload) {},
 			status: StatusFalse, reason: ReasonAddonMissing,
 			words: []string{"deployment kube-system/coredns not found"},
 		},
@@ -335,4 +335,84 @@ func TestAddonsOfALaterSlotAreChecked(t *testing.T) {
 	if cond := f.check(); cond.Status != StatusFalse || !strings.Contains(cond.Message, "kube-system/coredns 0/2 available") {
 		t.Fatalf("condition of a slot-1 cluster with CoreDNS down = %+v", cond)
 	}
+}
+
+// ciliumAddonFixture is an addonFixture whose workloads are those of the
+// same cluster on port 6443, where it runs Cilium (on the fixture's port it
+// would run the bridge CNI); the checks still talk to the fixture's fake API.
+func ciliumAddonFixture(t *testing.T) *addonFixture {
+	t.Helper()
+	f := newAddonFixture(t, nil)
+	c := labCluster(t, f.c.Metadata.Name, 6443)
+	nodes := map[string]*api.Node{}
+	for _, m := range c.Spec.Members() {
+		nodes[m.NodeID] = &api.Node{Metadata: api.ObjectMeta{Name: m.NodeID}, Facts: api.NodeFacts{Hostname: m.NodeID, Addresses: []string{m.AdvertiseAddress}}}
+	}
+	rendered, err := render.Render(c, f.conn.s, nodes, render.Options{UnreportedPool: "pool"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.deps, err = addonWorkloads(c, rendered); err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// On a Cilium cluster the agents' DaemonSet and the operator are checked
+// before CoreDNS, an agent not ready is named with its node and what keeps
+// it, and a bridge cluster reads neither.
+func TestAddonsCheckCiliumPerNode(t *testing.T) {
+	f := ciliumAddonFixture(t)
+	var kinds []string
+	for _, w := range f.deps {
+		kinds = append(kinds, w.Kind+" "+w.String())
+	}
+	want := []string{"DaemonSet kube-system/cilium", "Deployment kube-system/cilium-operator", "Deployment kube-system/coredns"}
+	if strings.Join(kinds, ", ") != strings.Join(want, ", ") {
+		t.Fatalf("add-on workloads %v, want %v", kinds, want)
+	}
+	agents, op, dns := f.deps[0], f.deps[1], f.deps[2]
+
+	t.Run("not applied yet", func(t *testing.T) {
+		got := f.check()
+		if got.Status != StatusFalse || got.Reason != ReasonAddonMissing || !strings.Contains(got.Message, "daemonset kube-system/cilium not found") {
+			t.Fatalf("condition %+v", got)
+		}
+	})
+	t.Run("one agent cannot pull its image", func(t *testing.T) {
+		const image = "quay.io/cilium/cilium:v1.20.2"
+		f.kube.setDaemonSet(agents.Namespace, agents.Name, 4, 3)
+		f.kube.setDeployment(op.Namespace, op.Name, 2, 2)
+		f.kube.setDeployment(dns.Namespace, dns.Name, 2, 2)
+		for _, n := range []string{"node-11", "node-12", "node-13"} {
+			f.kube.addAddonPod(agents.Namespace, "cilium-"+n, n, agents.MatchLabels, readyPod)
+		}
+		f.kube.addAddonPod(agents.Namespace, "cilium-x7", "node-14", agents.MatchLabels,
+			waiting("cilium-agent", image, "ImagePullBackOff", `Back-off pulling image "`+image+`"`, 0, nil))
+		got := f.check()
+		if got.Status != StatusFalse || got.Reason != "ImagePullBackOff" {
+			t.Fatalf("condition %+v, want False ImagePullBackOff", got)
+		}
+		for _, w := range []string{"kube-system/cilium 3/4 available", "cilium-x7", "cannot be pulled on node node-14", "kube-system/cilium-operator 2/2 available", "kube-system/coredns 2/2 available"} {
+			if !strings.Contains(got.Message, w) {
+				t.Errorf("message %q lacks %q", got.Message, w)
+			}
+		}
+		if strings.Contains(got.Message, "node-11") {
+			t.Errorf("message %q names a node whose agent is ready", got.Message)
+		}
+	})
+	t.Run("all ready", func(t *testing.T) {
+		f.kube.setDaemonSet(agents.Namespace, agents.Name, 4, 4)
+		if got := f.check(); got.Status != StatusTrue || !strings.Contains(got.Message, "kube-system/cilium 4/4 available") {
+			t.Fatalf("condition %+v", got)
+		}
+	})
+	t.Run("bridge cluster", func(t *testing.T) {
+		for _, w := range newAddonFixture(t, nil).deps {
+			if w.Namespace == render.CiliumNamespace && strings.HasPrefix(w.Name, "cilium") {
+				t.Errorf("a bridge cluster checks %s", w)
+			}
+		}
+	})
 }

@@ -12,6 +12,7 @@ import (
 // label and events, as an add-on check reads them.
 type fakeAddons struct {
 	deployments map[string]*kubeDeploymentJSON // by namespace/name
+	daemonSets  map[string]*kubeDaemonSetJSON  // by namespace/name
 	pods        []*kubePodJSON
 	events      []*kubeEventJSON
 }
@@ -28,6 +29,20 @@ func (f *fakeKube) setDeployment(namespace, name string, replicas, available int
 		f.addons.deployments = map[string]*kubeDeploymentJSON{}
 	}
 	f.addons.deployments[namespace+"/"+name] = d
+}
+
+// setDaemonSet stores a DaemonSet that should run on desired nodes and is
+// ready on ready of them.
+func (f *fakeKube) setDaemonSet(namespace, name string, desired, ready int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	d := &kubeDaemonSetJSON{}
+	d.Metadata.Namespace, d.Metadata.Name = namespace, name
+	d.Status.DesiredNumberScheduled, d.Status.NumberReady, d.Status.NumberAvailable = desired, ready, ready
+	if f.addons.daemonSets == nil {
+		f.addons.daemonSets = map[string]*kubeDaemonSetJSON{}
+	}
+	f.addons.daemonSets[namespace+"/"+name] = d
 }
 
 // addAddonPod stores a pod; edit fills in its status.
@@ -60,7 +75,8 @@ func (f *fakeKube) clearAddons() {
 	f.addons = fakeAddons{}
 }
 
-// serveAddons serves GET /apis/apps/v1/namespaces/NS/deployments/NAME,
+// serveAddons serves GET /apis/apps/v1/namespaces/NS/deployments/NAME and
+// …/daemonsets/NAME,
 // GET /api/v1/namespaces/NS/pods?labelSelector=&limit= and
 // GET /api/v1/namespaces/NS/events?fieldSelector=&limit=; it reports
 // whether it served r. Called with f.mu held.
@@ -70,15 +86,27 @@ func (f *fakeKube) serveAddons(w http.ResponseWriter, r *http.Request) bool {
 	}
 	if rest, ok := strings.CutPrefix(r.URL.Path, "/apis/apps/v1/namespaces/"); ok {
 		parts := strings.Split(rest, "/")
-		if len(parts) != 3 || parts[1] != "deployments" {
+		if len(parts) != 3 {
 			return false
 		}
-		d, ok := f.addons.deployments[parts[0]+"/"+parts[2]]
-		if !ok {
+		var obj any
+		switch parts[1] {
+		case "deployments":
+			if d, ok := f.addons.deployments[parts[0]+"/"+parts[2]]; ok {
+				obj = d
+			}
+		case "daemonsets":
+			if d, ok := f.addons.daemonSets[parts[0]+"/"+parts[2]]; ok {
+				obj = d
+			}
+		default:
+			return false
+		}
+		if obj == nil {
 			http.Error(w, `{"kind":"Status","reason":"NotFound"}`, http.StatusNotFound)
 			return true
 		}
-		_ = json.NewEncoder(w).Encode(d)
+		_ = json.NewEncoder(w).Encode(obj)
 		return true
 	}
 	rest, ok := strings.CutPrefix(r.URL.Path, "/api/v1/namespaces/")

@@ -99,6 +99,10 @@ type KubeClient interface {
 	// GetDeployment reads a Deployment; ErrKubeNotFound when it does not
 	// exist (yet).
 	GetDeployment(ctx context.Context, namespace, name string) (*KubeDeployment, error)
+	// GetDaemonSet reads a DaemonSet's counts as a KubeDeployment's
+	// (Replicas the nodes it should run on); ErrKubeNotFound when it does
+	// not exist (yet).
+	GetDaemonSet(ctx context.Context, namespace, name string) (*KubeDeployment, error)
 	// LabeledPods lists at most limit pods of namespace that carry every
 	// label of matchLabels.
 	LabeledPods(ctx context.Context, namespace string, matchLabels map[string]string, limit int) ([]KubePodStatus, error)

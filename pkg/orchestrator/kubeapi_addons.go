@@ -19,7 +19,8 @@ type KubeCondition struct {
 	Message string `json:"message,omitempty"`
 }
 
-// KubeDeployment is the part of a Deployment an add-on check reads.
+// KubeDeployment is the part of a Deployment (or a DaemonSet, see
+// KubeClient.GetDaemonSet) an add-on check reads.
 type KubeDeployment struct {
 	// Replicas is spec.replicas (1 when unset).
 	Replicas int
@@ -102,6 +103,19 @@ type kubeDeploymentJSON struct {
 	} `json:"status"`
 }
 
+type kubeDaemonSetJSON struct {
+	Metadata struct {
+		Name      string `json:"name"`
+		Namespace string `json:"namespace"`
+	} `json:"metadata"`
+	Status struct {
+		DesiredNumberScheduled int             `json:"desiredNumberScheduled"`
+		NumberReady            int             `json:"numberReady"`
+		NumberAvailable        int             `json:"numberAvailable,omitempty"`
+		Conditions             []KubeCondition `json:"conditions,omitempty"`
+	} `json:"status"`
+}
+
 type kubeContainerStatusJSON struct {
 	Name         string `json:"name"`
 	Image        string `json:"image"`
@@ -161,6 +175,19 @@ func (k *HTTPKube) GetDeployment(ctx context.Context, namespace, name string) (*
 		out.Replicas = *d.Spec.Replicas
 	}
 	return out, nil
+}
+
+// GetDaemonSet reads an apps/v1 DaemonSet: Replicas is the number of
+// nodes it should run on (status.desiredNumberScheduled), ReadyReplicas and
+// AvailableReplicas those whose pod is ready and available.
+func (k *HTTPKube) GetDaemonSet(ctx context.Context, namespace, name string) (*KubeDeployment, error) {
+	var d kubeDaemonSetJSON
+	path := "/apis/apps/v1/namespaces/" + url.PathEscape(namespace) + "/daemonsets/" + url.PathEscape(name)
+	if err := k.call(ctx, http.MethodGet, path, "", nil, &d); err != nil {
+		return nil, fmt.Errorf("get daemonset %s/%s: %w", namespace, name, err)
+	}
+	return &KubeDeployment{Replicas: d.Status.DesiredNumberScheduled, ReadyReplicas: d.Status.NumberReady,
+		AvailableReplicas: d.Status.NumberAvailable, Conditions: d.Status.Conditions}, nil
 }
 
 // LabeledPods lists at most limit pods of namespace carrying every label

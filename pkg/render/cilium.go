@@ -88,6 +88,26 @@ func (r *renderer) ciliumArgs() []string {
 	return argv
 }
 
+// Names of the workloads Cilium's chart creates, as the chart renders them
+// (TestCiliumWorkloadsAreTheChart checks them): the agent's DaemonSet and the
+// operator's Deployment.
+const (
+	CiliumAgentDaemonSet     = "cilium"
+	CiliumOperatorDeployment = "cilium-operator"
+)
+
+// CiliumWorkloads are the DaemonSet and Deployment Cilium runs as, with
+// the labels that select their pods, for health checks (Replicas 0: the
+// chart, not kcore, sets the operator's count). A cluster runs them when
+// its render has the Cilium oneshot (Layout.UnitCilium).
+func CiliumWorkloads() []manifests.Workload {
+	return []manifests.Workload{
+		{Kind: manifests.KindDaemonSet, Namespace: CiliumNamespace, Name: CiliumAgentDaemonSet, MatchLabels: map[string]string{"k8s-app": "cilium"}},
+		{Kind: manifests.KindDeployment, Namespace: CiliumNamespace, Name: CiliumOperatorDeployment,
+			MatchLabels: map[string]string{"io.cilium/app": "operator", "name": "cilium-operator"}},
+	}
+}
+
 // ciliumHelmEnv points Helm's cache, configuration and data at the node's
 // run directory: the oneshot has no home directory, and the chart is local,
 // so nothing there outlives a run.

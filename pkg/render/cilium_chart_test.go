@@ -3,6 +3,7 @@ package render
 import (
 	"bytes"
 	"context"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,6 +16,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"kcore.dev/kcore/manifests"
 	"kcore.dev/kcore/pkg/api"
 )
 
@@ -182,4 +184,58 @@ func yamlScalar(v any) string {
 		return ""
 	}
 	return string(out)
+}
+
+// TestCiliumWorkloadsAreTheChart: the DaemonSet and Deployment health checks
+// read back (CiliumWorkloads) are the ones the chart creates, with the same
+// selectors, and a one-node cluster gets one operator (the chart's two
+// would not fit: they must run on different nodes).
+func TestCiliumWorkloadsAreTheChart(t *testing.T) {
+	h := newHelmChart(t)
+	for _, tc := range []struct {
+		name      string
+		edit      func(*api.ClusterSpec)
+		operators int
+	}{
+		{"lab", func(*api.ClusterSpec) {}, 2},
+		{"one node", func(s *api.ClusterSpec) { s.ControlPlaneNodes = s.ControlPlaneNodes[:1]; s.WorkerNodes = nil }, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := loadCluster(t, "lab")
+			tc.edit(&c.Spec)
+			states, err := Render(c, fakeSecrets(c), testFacts(), Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := CiliumWorkloads()
+			if len(want) != 2 {
+				t.Fatalf("CiliumWorkloads = %+v, want the agents and the operator", want)
+			}
+			var bootstrap *api.Unit
+			for _, ns := range states {
+				if u := unitByName(ns, UnitCilium); u != nil {
+					bootstrap = u
+				}
+			}
+			got, err := manifests.Workloads(h.template(t, setValues(bootstrap.Argv)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, w := range want {
+				i := slices.IndexFunc(got, func(g manifests.Workload) bool {
+					return g.Kind == w.Kind && g.Namespace == w.Namespace && g.Name == w.Name
+				})
+				if i < 0 {
+					t.Errorf("the chart creates no %s %s; it creates %+v", w.Kind, w, got)
+					continue
+				}
+				if !maps.Equal(got[i].MatchLabels, w.MatchLabels) {
+					t.Errorf("%s %s selects %v in the chart, %v in CiliumWorkloads", w.Kind, w, got[i].MatchLabels, w.MatchLabels)
+				}
+				if w.Name == CiliumOperatorDeployment && got[i].Replicas != tc.operators {
+					t.Errorf("%d operators, want %d", got[i].Replicas, tc.operators)
+				}
+			}
+		})
+	}
 }

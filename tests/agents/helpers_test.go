@@ -107,6 +107,11 @@ func (readyKube) GetDeployment(context.Context, string, string) (*orchestrator.K
 	return &orchestrator.KubeDeployment{Replicas: 1, ReadyReplicas: 1, AvailableReplicas: 1}, nil
 }
 
+// GetDaemonSet answers every DaemonSet ready on its one node.
+func (readyKube) GetDaemonSet(context.Context, string, string) (*orchestrator.KubeDeployment, error) {
+	return &orchestrator.KubeDeployment{Replicas: 1, ReadyReplicas: 1, AvailableReplicas: 1}, nil
+}
+
 func (readyKube) LabeledPods(context.Context, string, map[string]string, int) ([]orchestrator.KubePodStatus, error) {
 	return nil, nil
 }

@@ -1,15 +1,23 @@
 package e2e
 
 import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/base64"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"gopkg.in/yaml.v3"
+
 	"kcore.dev/kcore/pkg/api"
 	"kcore.dev/kcore/pkg/manifest"
+	"kcore.dev/kcore/pkg/orchestrator"
 	"kcore.dev/kcore/pkg/render"
 )
 
@@ -22,7 +30,9 @@ const ciliumHelmTimeout = 2 * time.Minute
 // MTU, upgrades the same objects in place (the DaemonSet keeps its uid, its
 // pods' configuration checksum changes, so they would roll) instead of
 // failing on a release that exists. The lab's nodes cannot pull Cilium's
-// images, so its pods never start; the release is uninstalled at the end.
+// images, so its pods never start: health's add-on check, run on the real
+// objects, must name each node whose agent is blocked and why. The release
+// is uninstalled at the end.
 // Three things differ from the node's run, and only in where things are:
 // helm and the chart come from the lab's cache instead of PATH and
 // render.CiliumChartDir, and the command talks to the API through the VIP
@@ -53,6 +63,7 @@ func testCiliumChartUpgradesInPlace(t *testing.T, l *lab) {
 	if mtu1 != "1500" || uid1 == "" || sum1 == "" {
 		t.Fatalf("after the install: cilium-config mtu %q, DaemonSet uid %q, configuration checksum %q", mtu1, uid1, sum1)
 	}
+	checkCiliumHealthNamesNodes(t, l)
 	c.Spec.Cilium.MTU = 9000
 	run2 := labCiliumArgv(t, l, c, helm, chart)
 	if out, err := run(ciliumHelmTimeout, env, run2...); err != nil {
@@ -156,4 +167,84 @@ func ciliumObjects(t *testing.T, l *lab) (mtu, uid, checksum string) {
 	return get("configmap", "cilium-config", "-o", "jsonpath={.data.mtu}"),
 		get("daemonset", "cilium", "-o", "jsonpath={.metadata.uid}"),
 		get("daemonset", "cilium", "-o", `jsonpath={.spec.template.metadata.annotations.cilium\.io/cilium-configmap-checksum}`)
+}
+
+// checkCiliumHealthNamesNodes runs the controller's add-on check
+// (orchestrator.CheckAddons over render.CiliumWorkloads) against the lab's
+// API server until it names every lab node's agent pod as unable to pull
+// its image, which is what the lab can show of an agent that is not ready.
+func checkCiliumHealthNamesNodes(t *testing.T, l *lab) {
+	t.Helper()
+	kube := l.adminKube(t)
+	var cond api.Condition
+	err := poll(ciliumHelmTimeout, func() error {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		cond = orchestrator.CheckAddons(ctx, kube, render.CiliumWorkloads())
+		if cond.Status != orchestrator.StatusFalse || (cond.Reason != "ErrImagePull" && cond.Reason != "ImagePullBackOff") {
+			return fmt.Errorf("condition %s %s: %s", cond.Status, cond.Reason, cond.Message)
+		}
+		for _, n := range labNodes() {
+			if !strings.Contains(cond.Message, "cannot be pulled on node "+n.id) {
+				return fmt.Errorf("%s not named yet: %s", n.id, cond.Message)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("health's add-on check of Cilium: %v", err)
+	}
+	for _, want := range []string{render.CiliumNamespace + "/" + render.CiliumAgentDaemonSet + " 0/", render.CiliumNamespace + "/" + render.CiliumOperatorDeployment + " 0/"} {
+		if !strings.Contains(cond.Message, want) {
+			t.Errorf("the condition lacks %q: %s", want, cond.Message)
+		}
+	}
+	t.Logf("Addons %s %s: %s", cond.Status, cond.Reason, cond.Message)
+}
+
+// adminKube is the controller's Kubernetes client for the lab's API server
+// through the VIP, with the credentials of n1's admin.conf.
+func (l *lab) adminKube(t *testing.T) *orchestrator.HTTPKube {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(l.dir, "n1", "etc", "kubernetes", "admin.conf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kc struct {
+		Clusters []struct {
+			Cluster struct {
+				Server string `yaml:"server"`
+				CA     string `yaml:"certificate-authority-data"`
+			} `yaml:"cluster"`
+		} `yaml:"clusters"`
+		Users []struct {
+			User struct {
+				Cert string `yaml:"client-certificate-data"`
+				Key  string `yaml:"client-key-data"`
+			} `yaml:"user"`
+		} `yaml:"users"`
+	}
+	if err := yaml.Unmarshal(raw, &kc); err != nil || len(kc.Clusters) != 1 || len(kc.Users) != 1 {
+		t.Fatalf("admin.conf: %v", err)
+	}
+	decode := func(s string) []byte {
+		b, err := base64.StdEncoding.DecodeString(s)
+		if err != nil {
+			t.Fatalf("admin.conf: %v", err)
+		}
+		return b
+	}
+	pair, err := tls.X509KeyPair(decode(kc.Users[0].User.Cert), decode(kc.Users[0].User.Key))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(decode(kc.Clusters[0].Cluster.CA)) {
+		t.Fatal("admin.conf: no CA")
+	}
+	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{
+		TLSClientConfig: &tls.Config{MinVersion: tls.VersionTLS12, RootCAs: pool, Certificates: []tls.Certificate{pair}},
+	}}
+	t.Cleanup(client.CloseIdleConnections)
+	return &orchestrator.HTTPKube{Base: kc.Clusters[0].Cluster.Server, Client: client}
 }
