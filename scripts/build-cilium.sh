@@ -29,9 +29,9 @@ usage() {
 usage: scripts/build-cilium.sh [options]
 
   --version V   Cilium release to build (default v1.20.2)
-  --out DIR     cache of binaries (default ${KCORE_CACHE:-$HOME/.cache/kcore}/bin)
-  --link NAME   name of the symlink directory in DIR (default current)
-  --force       rebuild even when the stamp matches
+USAGE
+  common_usage
+  cat <<'USAGE'
   --pin         write tests/k8sbins/cilium-<version>/ from the proxy, then stop
                 (commit the result)
   -h, --help    this text

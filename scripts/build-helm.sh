@@ -21,9 +21,9 @@ usage() {
 usage: scripts/build-helm.sh [options]
 
   --version V   Helm release to build (default v4.3.2)
-  --out DIR     cache of binaries (default ${KCORE_CACHE:-$HOME/.cache/kcore}/bin)
-  --link NAME   name of the symlink directory in DIR (default current)
-  --force       rebuild even when the stamp matches
+USAGE
+  common_usage
+  cat <<'USAGE'
   --pin         write tests/k8sbins/helm-<version>/ go.mod and go.sum from the
                 proxy, then stop (commit the result)
   -h, --help    this text
@@ -77,41 +77,6 @@ verify() {
   [ "$said" = "$version" ]
 }
 
+expected=$version
 ldflags="-s -w -X $module/internal/version.version=$version -X $module/internal/version.metadata="
-dest="$out/helm-$version"
-bin="$dest/helm"
-sum=$(awk -v m="$module" -v v="$version" '$1 == m && $2 == v { print $3 }' "$mod/go.sum")
-stamp=$(cat <<STAMP
-component helm
-version $version
-package $pkg
-module $module $version $sum
-go.mod $(sha256sum <"$mod/go.mod" | cut -d' ' -f1)
-go.sum $(sha256sum <"$mod/go.sum" | cut -d' ' -f1)
-go $(cd "$mod" && go env GOVERSION) $(go env GOOS)/$(go env GOARCH) CGO_ENABLED=0
-ldflags $ldflags
-STAMP
-)
-if [ "$force" = 0 ] && [ -x "$bin" ] && [ -f "$dest/.stamp" ] &&
-  [ "$(cat "$dest/.stamp")" = "$stamp"$'\n'"sha256 $(sha256sum <"$bin" | cut -d' ' -f1)" ] &&
-  verify "$bin"; then
-  log "helm $version up to date ($bin)"
-else
-  mkdir -p "$dest"
-  log "helm $version … building $pkg in ${mod#"$root"/}"
-  rm -f "$dest/.stamp"
-  (cd "$mod" && CGO_ENABLED=0 go build -trimpath -ldflags "$ldflags" -o "$bin.tmp" "$pkg")
-  if ! verify "$bin.tmp"; then
-    echo "build-helm: helm does not report $version; it says:" >&2
-    "$bin.tmp" version >&2 || true
-    rm -f "$bin.tmp"
-    exit 1
-  fi
-  mv -f "$bin.tmp" "$bin"
-  printf '%s\nsha256 %s\n' "$stamp" "$(sha256sum <"$bin" | cut -d' ' -f1)" >"$dest/.stamp"
-  log "helm $version built in $(elapsed "$start") ($(du -h "$bin" | cut -f1))"
-fi
-
-mkdir -p "$out/$link"
-ln -sfn "../helm-$version/helm" "$out/$link/helm"
-log "helm $version ready in $out/$link/helm after $(elapsed "$start")"
+build_one helm "$pkg" "$ldflags"

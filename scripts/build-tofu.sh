@@ -20,9 +20,9 @@ usage() {
 usage: scripts/build-tofu.sh [options]
 
   --version V   OpenTofu release to build (default v1.12.6)
-  --out DIR     cache of binaries (default ${KCORE_CACHE:-$HOME/.cache/kcore}/bin)
-  --link NAME   name of the symlink directory in DIR (default current)
-  --force       rebuild even when the stamp matches
+USAGE
+  common_usage
+  cat <<'USAGE'
   --pin         write tests/tofubin/opentofu-<version>/ go.mod and go.sum from the
                 proxy, then stop (commit the result)
   -h, --help    this text
@@ -86,40 +86,4 @@ verify() {
 }
 
 ldflags="-s -w -X $module/version.dev=no"
-dest="$out/tofu-$version"
-bin="$dest/tofu"
-sum=$(awk -v m="$module" -v v="$version" '$1 == m && $2 == v { print $3 }' "$mod/go.sum")
-stamp=$(cat <<STAMP
-component tofu
-version $version
-package $pkg
-module $module $version $sum
-go.mod $(sha256sum <"$mod/go.mod" | cut -d' ' -f1)
-go.sum $(sha256sum <"$mod/go.sum" | cut -d' ' -f1)
-go $(cd "$mod" && go env GOVERSION) $(go env GOOS)/$(go env GOARCH) CGO_ENABLED=0
-ldflags $ldflags
-STAMP
-)
-if [ "$force" = 0 ] && [ -x "$bin" ] && [ -f "$dest/.stamp" ] &&
-  [ "$(cat "$dest/.stamp")" = "$stamp"$'\n'"sha256 $(sha256sum <"$bin" | cut -d' ' -f1)" ] &&
-  verify "$bin"; then
-  log "tofu $version up to date ($bin)"
-else
-  mkdir -p "$dest"
-  log "tofu $version … building $pkg in ${mod#"$root"/}"
-  rm -f "$dest/.stamp"
-  (cd "$mod" && CGO_ENABLED=0 go build -trimpath -ldflags "$ldflags" -o "$bin.tmp" "$pkg")
-  if ! verify "$bin.tmp"; then
-    echo "build-tofu: tofu does not report \"$expected\"; it says:" >&2
-    "$bin.tmp" version >&2 || true
-    rm -f "$bin.tmp"
-    exit 1
-  fi
-  mv -f "$bin.tmp" "$bin"
-  printf '%s\nsha256 %s\n' "$stamp" "$(sha256sum <"$bin" | cut -d' ' -f1)" >"$dest/.stamp"
-  log "tofu $version built in $(elapsed "$start") ($(du -h "$bin" | cut -f1))"
-fi
-
-mkdir -p "$out/$link"
-ln -sfn "../tofu-$version/tofu" "$out/$link/tofu"
-log "tofu $version ready in $out/$link/tofu after $(elapsed "$start")"
+build_one tofu "$pkg" "$ldflags"

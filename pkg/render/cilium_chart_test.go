@@ -18,6 +18,7 @@ import (
 
 	"kcore.dev/kcore/manifests"
 	"kcore.dev/kcore/pkg/api"
+	"kcore.dev/kcore/tests/kcache"
 )
 
 // The real Helm and Cilium chart: these tests run the helm the Makefile
@@ -25,32 +26,6 @@ import (
 // (scripts/build-helm.sh, scripts/build-cilium.sh), so the values the
 // renderer sets are checked against what the chart does with them, not
 // against a list kept beside it.
-
-// cachedTool is $env, else bin/current/name in the kcore cache
-// ($KCORE_CACHE, else ~/.cache/kcore). Without it the test skips, or fails
-// when KCORE_HELM_REQUIRED is set (make test sets it after building both).
-func cachedTool(t *testing.T, env, name string) string {
-	t.Helper()
-	p := os.Getenv(env)
-	if p == "" {
-		cache := os.Getenv("KCORE_CACHE")
-		if cache == "" {
-			home, err := os.UserHomeDir()
-			if err != nil {
-				t.Fatal(err)
-			}
-			cache = filepath.Join(home, ".cache", "kcore")
-		}
-		p = filepath.Join(cache, "bin", "current", name)
-	}
-	if _, err := os.Stat(p); err != nil {
-		if os.Getenv("KCORE_HELM_REQUIRED") != "" {
-			t.Fatalf("KCORE_HELM_REQUIRED is set but there is no %s at %s (run make helm cilium-bins): %v", name, p, err)
-		}
-		t.Skipf("SKIP: no %s at %s; make helm cilium-bins builds it (make test does, and sets KCORE_HELM_REQUIRED)", name, p)
-	}
-	return p
-}
 
 // helmChart runs the cached helm with args over the cached Cilium chart,
 // with its homes in a temporary directory, bounded to a minute.
@@ -63,8 +38,8 @@ func newHelmChart(t *testing.T) *helmChart {
 	t.Helper()
 	home := t.TempDir()
 	return &helmChart{
-		helm:  cachedTool(t, "KCORE_HELM", "helm"),
-		chart: cachedTool(t, "KCORE_CILIUM_CHART", "cilium-chart"),
+		helm:  kcache.Tool(t, "KCORE_HELM", "helm", "KCORE_HELM_REQUIRED", "make helm"),
+		chart: kcache.Tool(t, "KCORE_CILIUM_CHART", "cilium-chart", "KCORE_HELM_REQUIRED", "make cilium-bins"),
 		env: append(os.Environ(), "HELM_CACHE_HOME="+filepath.Join(home, "cache"),
 			"HELM_CONFIG_HOME="+filepath.Join(home, "config"), "HELM_DATA_HOME="+filepath.Join(home, "data")),
 	}

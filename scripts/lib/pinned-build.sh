@@ -1,6 +1,7 @@
 # Shared by the scripts that build one upstream release from a nested Go
-# module pinned under tests/ (build-tofu.sh, build-cilium.sh): the niceness,
-# the common options, logging, the proxy's go.mod and the cache lock.
+# module pinned under tests/ (build-tofu.sh, build-helm.sh, build-cilium.sh):
+# the niceness, the common options and their help, logging, the proxy's
+# go.mod, the cache lock and the stamped build of a single binary.
 # Source it after setting `name` (the script's name in messages) and
 # `default_version`, and defining `usage`; then call pinned_build_args "$@".
 
@@ -10,6 +11,16 @@ renice_self() {
   if [ "$(nice)" -lt 19 ]; then
     exec nice -n 19 "$@"
   fi
+}
+
+# common_usage prints the help lines of the options pinned_build_args
+# parses besides --version and --pin.
+common_usage() {
+  cat <<'USAGE'
+  --out DIR     cache of binaries (default ${KCORE_CACHE:-$HOME/.cache/kcore}/bin)
+  --link NAME   name of the symlink directory in DIR (default current)
+  --force       rebuild even when the stamp matches
+USAGE
 }
 
 # pinned_build_args parses --version, --out, --link, --force, --pin and -h
@@ -71,4 +82,50 @@ pin_or_require() {
     echo "$name: no pinned module ${mod#"$root"/}; run scripts/$name.sh --pin --version $version and commit it" >&2
     exit 1
   fi
+}
+
+# build_one BIN PKG LDFLAGS builds PKG of the pinned module (module, version,
+# mod) into out/BIN-<version>/BIN with a .stamp naming what it was built
+# from, unless the stamp matches, the binary is unchanged and the caller's
+# `verify BINARY` accepts it; then links out/<link>/BIN to it. A new build
+# that `verify` refuses is removed and stops the script, showing what the
+# binary's `version` says (the caller's `expected` names what it wanted).
+build_one() {
+  local bin_name=$1 pkg=$2 ldflags=$3 dest bin sum stamp
+  dest="$out/$bin_name-$version"
+  bin="$dest/$bin_name"
+  sum=$(awk -v m="$module" -v v="$version" '$1 == m && $2 == v { print $3 }' "$mod/go.sum")
+  stamp=$(cat <<STAMP
+component $bin_name
+version $version
+package $pkg
+module $module $version $sum
+go.mod $(sha256sum <"$mod/go.mod" | cut -d' ' -f1)
+go.sum $(sha256sum <"$mod/go.sum" | cut -d' ' -f1)
+go $(cd "$mod" && go env GOVERSION) $(go env GOOS)/$(go env GOARCH) CGO_ENABLED=0
+ldflags $ldflags
+STAMP
+)
+  if [ "$force" = 0 ] && [ -x "$bin" ] && [ -f "$dest/.stamp" ] &&
+    [ "$(cat "$dest/.stamp")" = "$stamp"$'\n'"sha256 $(sha256sum <"$bin" | cut -d' ' -f1)" ] &&
+    verify "$bin"; then
+    log "$bin_name $version up to date ($bin)"
+  else
+    mkdir -p "$dest"
+    log "$bin_name $version … building $pkg in ${mod#"$root"/}"
+    rm -f "$dest/.stamp"
+    (cd "$mod" && CGO_ENABLED=0 go build -trimpath -ldflags "$ldflags" -o "$bin.tmp" "$pkg")
+    if ! verify "$bin.tmp"; then
+      echo "$name: $bin_name does not report \"$expected\"; it says:" >&2
+      "$bin.tmp" version >&2 || true
+      rm -f "$bin.tmp"
+      exit 1
+    fi
+    mv -f "$bin.tmp" "$bin"
+    printf '%s\nsha256 %s\n' "$stamp" "$(sha256sum <"$bin" | cut -d' ' -f1)" >"$dest/.stamp"
+    log "$bin_name $version built in $(elapsed "$start") ($(du -h "$bin" | cut -f1))"
+  fi
+  mkdir -p "$out/$link"
+  ln -sfn "../$bin_name-$version/$bin_name" "$out/$link/$bin_name"
+  log "$bin_name $version ready in $out/$link/$bin_name after $(elapsed "$start")"
 }

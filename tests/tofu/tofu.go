@@ -16,6 +16,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"kcore.dev/kcore/tests/kcache"
 )
 
 // Binary is the tofu to run: $KCORE_TOFU, else bin/current/tofu in the
@@ -24,25 +26,7 @@ import (
 // KCORE_TOFU_REQUIRED is set (make test sets it).
 func Binary(t *testing.T) string {
 	t.Helper()
-	bin := os.Getenv("KCORE_TOFU")
-	if bin == "" {
-		cache := os.Getenv("KCORE_CACHE")
-		if cache == "" {
-			home, err := os.UserHomeDir()
-			if err != nil {
-				t.Fatal(err)
-			}
-			cache = filepath.Join(home, ".cache", "kcore")
-		}
-		bin = filepath.Join(cache, "bin", "current", "tofu")
-	}
-	if _, err := os.Stat(bin); err != nil {
-		if os.Getenv("KCORE_TOFU_REQUIRED") != "" {
-			t.Fatalf("KCORE_TOFU_REQUIRED is set but there is no tofu at %s (run make tofu): %v", bin, err)
-		}
-		t.Skipf("SKIP: no tofu at %s; build it with make tofu (make test does, and sets KCORE_TOFU_REQUIRED)", bin)
-	}
-	return bin
+	return kcache.Tool(t, "KCORE_TOFU", "tofu", "KCORE_TOFU_REQUIRED", "make tofu")
 }
 
 // Options are the bounds of a Dir.
