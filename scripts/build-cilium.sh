@@ -129,17 +129,7 @@ ldflags="-s -w -X $module/pkg/version.ciliumVersion=${version#v}"
 dest="$out/cilium-$version"
 src=$(cd "$mod" && go list -m -f '{{.Dir}}' "$module")
 [ -d "$src/bpf" ] || { echo "build-cilium: $module $version has no bpf/ sources in $src" >&2; exit 1; }
-sum=$(awk -v m="$module" -v v="$version" '$1 == m && $2 == v { print $3 }' "$mod/go.sum")
-stamp=$(cat <<STAMP
-component cilium
-version $version
-module $module $version $sum
-go.mod $(sha256sum <"$mod/go.mod" | cut -d' ' -f1)
-go.sum $(sha256sum <"$mod/go.sum" | cut -d' ' -f1)
-go $(cd "$mod" && go env GOVERSION) $(go env GOOS)/$(go env GOARCH) CGO_ENABLED=0
-ldflags $ldflags
-STAMP
-)
+stamp=$(printf 'component cilium\nversion %s\n' "$version"; module_stamp "$ldflags")
 
 # current_stamp prints what the stamp of the binaries in dest must be.
 current_stamp() {

@@ -84,6 +84,21 @@ pin_or_require() {
   fi
 }
 
+# module_stamp LDFLAGS prints the lines of a stamp that name what a build
+# of the pinned module (module, version, mod) is made of: the module's sum,
+# the pinning go.mod and go.sum, the toolchain and the flags.
+module_stamp() {
+  local sum
+  sum=$(awk -v m="$module" -v v="$version" '$1 == m && $2 == v { print $3 }' "$mod/go.sum")
+  cat <<STAMP
+module $module $version $sum
+go.mod $(sha256sum <"$mod/go.mod" | cut -d' ' -f1)
+go.sum $(sha256sum <"$mod/go.sum" | cut -d' ' -f1)
+go $(cd "$mod" && go env GOVERSION) $(go env GOOS)/$(go env GOARCH) CGO_ENABLED=0
+ldflags $1
+STAMP
+}
+
 # build_one BIN PKG LDFLAGS builds PKG of the pinned module (module, version,
 # mod) into out/BIN-<version>/BIN with a .stamp naming what it was built
 # from, unless the stamp matches, the binary is unchanged and the caller's
@@ -91,21 +106,10 @@ pin_or_require() {
 # that `verify` refuses is removed and stops the script, showing what the
 # binary's `version` says (the caller's `expected` names what it wanted).
 build_one() {
-  local bin_name=$1 pkg=$2 ldflags=$3 dest bin sum stamp
+  local bin_name=$1 pkg=$2 ldflags=$3 dest bin stamp
   dest="$out/$bin_name-$version"
   bin="$dest/$bin_name"
-  sum=$(awk -v m="$module" -v v="$version" '$1 == m && $2 == v { print $3 }' "$mod/go.sum")
-  stamp=$(cat <<STAMP
-component $bin_name
-version $version
-package $pkg
-module $module $version $sum
-go.mod $(sha256sum <"$mod/go.mod" | cut -d' ' -f1)
-go.sum $(sha256sum <"$mod/go.sum" | cut -d' ' -f1)
-go $(cd "$mod" && go env GOVERSION) $(go env GOOS)/$(go env GOARCH) CGO_ENABLED=0
-ldflags $ldflags
-STAMP
-)
+  stamp=$(printf 'component %s\nversion %s\npackage %s\n' "$bin_name" "$version" "$pkg"; module_stamp "$ldflags")
   if [ "$force" = 0 ] && [ -x "$bin" ] && [ -f "$dest/.stamp" ] &&
     [ "$(cat "$dest/.stamp")" = "$stamp"$'\n'"sha256 $(sha256sum <"$bin" | cut -d' ' -f1)" ] &&
     verify "$bin"; then
