@@ -30,9 +30,11 @@ const ciliumHelmTimeout = 2 * time.Minute
 // MTU, upgrades the same objects in place (the DaemonSet keeps its uid, its
 // pods' configuration checksum changes, so they would roll) instead of
 // failing on a release that exists. The lab's nodes cannot pull Cilium's
-// images, so its pods never start: health's add-on check, run on the real
-// objects, must name each node whose agent is blocked and why. The release
-// is uninstalled at the end.
+// images (a lab namespace has no route off the bridge, so a pull from
+// quay.io fails inside it and nothing leaves the machine), so its pods
+// never start: health's add-on check, run on the real objects, must name
+// each node whose agent is blocked and why. The release is uninstalled at
+// the end.
 // Three things differ from the node's run, and only in where things are:
 // helm and the chart come from the lab's cache instead of PATH and
 // render.CiliumChartDir, and the command talks to the API through the VIP
