@@ -1,9 +1,11 @@
 package agent
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"maps"
 	"net"
@@ -16,6 +18,7 @@ import (
 
 	"kcore.dev/kcore/pkg/api"
 	"kcore.dev/kcore/pkg/execrun"
+	"kcore.dev/kcore/pkg/render"
 	"kcore.dev/kcore/pkg/volume"
 )
 
@@ -162,7 +165,7 @@ func (c *Collector) versions(ctx context.Context) map[string]string {
 		{"kube-apiserver", []string{"kube-apiserver", "--version"}},
 		{"keepalived", []string{"keepalived", "--version"}},
 		// Helm installs and upgrades Cilium (render's Cilium unit).
-		{"helm", []string{"helm", "version", "--template", "{{.Version}}"}},
+		{api.VersionHelm, []string{"helm", "version", "--template", "{{.Version}}"}},
 		// The plan checks kubelet against it (plan.RuntimeSupport).
 		{"containerd", []string{"containerd", "--version"}},
 	}
@@ -186,10 +189,34 @@ func (c *Collector) versions(ctx context.Context) map[string]string {
 			out[p.name] = v
 		}
 	}
+	if v := ChartVersion(filepath.Join(c.Root, render.CiliumChartDir)); v != "" {
+		out[api.VersionCiliumChart] = v
+	}
 	if len(out) == 0 {
 		return nil
 	}
 	return out
+}
+
+// MaxChartFile bounds how much of a chart's Chart.yaml ChartVersion reads.
+const MaxChartFile = 64 << 10
+
+// ChartVersion is the version a Helm chart directory's Chart.yaml gives,
+// "" when there is none (no chart, no such line in its first MaxChartFile
+// bytes).
+func ChartVersion(dir string) string {
+	f, err := os.Open(filepath.Join(dir, "Chart.yaml"))
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(io.LimitReader(f, MaxChartFile))
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), "version:"); ok {
+			return strings.Trim(strings.TrimSpace(v), `"'`)
+		}
+	}
+	return ""
 }
 
 // Disks lists <root>/dev/disk/by-id (whole disks, not partitions) with

@@ -11,6 +11,7 @@ import (
 
 	"kcore.dev/kcore/pkg/api"
 	"kcore.dev/kcore/pkg/execrun"
+	"kcore.dev/kcore/pkg/render"
 )
 
 func TestCollectFacts(t *testing.T) {
@@ -28,6 +29,9 @@ func TestCollectFacts(t *testing.T) {
 	// sda's first partition is mounted at a path under the agent's root.
 	mustMkdir(t, filepath.Join(proc, "self"))
 	writeTestFile(t, filepath.Join(proc, "self/mounts"), "proc /proc proc rw 0 0\n/dev/sda "+root+"/mnt/kcore/lab/my\\040data xfs rw 0 0\n")
+	// Cilium's chart where the Cilium oneshot installs it from.
+	mustMkdir(t, filepath.Join(root, render.CiliumChartDir))
+	writeTestFile(t, filepath.Join(root, render.CiliumChartDir, "Chart.yaml"), "apiVersion: v2\nname: cilium\nversion: 1.20.2\nappVersion: 1.20.2\n")
 	// A cilium-agent process.
 	mustMkdir(t, filepath.Join(proc, "77"))
 	writeTestFile(t, filepath.Join(proc, "77/comm"), "cilium-agent\n")
@@ -61,7 +65,7 @@ func TestCollectFacts(t *testing.T) {
 		`"interfaces":[{"name":"enp6s0","mac":"aa:bb:cc:dd:ee:ff","up":true,"addresses":["192.168.40.105/24","fe80::1/64"]}],` +
 		`"storage":[{"class":"lvm","name":"vg_kcore","sizeBytes":2000,"freeBytes":1000}],` +
 		`"disks":[{"id":"ata-SAMSUNG_1","path":"/dev/sda","sizeBytes":512000,"partitionTable":"gpt","partitions":["sda1"],"holders":["dm-0"],"mountPoints":["/mnt/kcore/lab/my data"],"probed":true}],` +
-		`"versions":{"containerd":"v2.4.2","etcd":"3.5.17","helm":"v4.3.2","keepalived":"v2.2.8","kubelet":"v1.31.2"},` +
+		`"versions":{"cilium-chart":"1.20.2","containerd":"v2.4.2","etcd":"3.5.17","helm":"v4.3.2","keepalived":"v2.2.8","kubelet":"v1.31.2"},` +
 		`"labels":{"kcore.dev/failure-domain":"rack-1"},"arpAnswered":["192.168.40.200"],"ciliumRunning":true}`
 	if string(got) != want {
 		t.Fatalf("facts\n%s\nwant\n%s", got, want)
@@ -170,6 +174,25 @@ func TestMountsReadUpToItsBound(t *testing.T) {
 		}
 		if extra == 0 && len(m["/dev/sdb"]) != MaxMountLines {
 			t.Fatalf("read %d mounts", len(m["/dev/sdb"]))
+		}
+	}
+}
+
+// ChartVersion reads the version line of a chart's Chart.yaml, quoted or
+// not, within its first MaxChartFile bytes only.
+func TestChartVersion(t *testing.T) {
+	dir := t.TempDir()
+	if v := ChartVersion(dir); v != "" {
+		t.Errorf("no Chart.yaml: %q", v)
+	}
+	for content, want := range map[string]string{
+		"name: cilium\nversion: \"1.20.2\"\n":                          "1.20.2",
+		"name: cilium\nappVersion: 9\nversion: 1.19.0\n":               "1.19.0",
+		strings.Repeat("# pad\n", MaxChartFile/6) + "version: 1.0.0\n": "",
+	} {
+		writeTestFile(t, filepath.Join(dir, "Chart.yaml"), content)
+		if got := ChartVersion(dir); got != want {
+			t.Errorf("ChartVersion of %.40q… = %q, want %q", content, got, want)
 		}
 	}
 }

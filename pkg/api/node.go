@@ -32,7 +32,9 @@ type NodeFacts struct {
 	Storage []StorageBackend `json:"storage,omitempty" yaml:"storage,omitempty"`
 	// Disks are block devices by id.
 	Disks []Disk `json:"disks,omitempty" yaml:"disks,omitempty"`
-	// Versions maps a binary (kubelet, etcd, keepalived, cilium, containerd) to its version.
+	// Versions maps a binary (kubelet, etcd, keepalived, helm, containerd)
+	// to its version, and VersionCiliumChart to the version of the Cilium
+	// chart the node holds.
 	Versions map[string]string `json:"versions,omitempty" yaml:"versions,omitempty"`
 	// Labels such as kcore.dev/failure-domain.
 	Labels map[string]string `json:"labels,omitempty" yaml:"labels,omitempty"`
@@ -120,3 +122,12 @@ type NodeHealth struct {
 	// LastHeartbeat is RFC 3339.
 	LastHeartbeat string `json:"lastHeartbeat,omitempty" yaml:"lastHeartbeat,omitempty"`
 }
+
+// Keys of NodeFacts.Versions the plan reads besides the Kubernetes ones.
+const (
+	// VersionHelm is the helm the Cilium oneshot runs.
+	VersionHelm = "helm"
+	// VersionCiliumChart is the version of the Cilium chart the oneshot
+	// installs (its Chart.yaml's version).
+	VersionCiliumChart = "cilium-chart"
+)
