@@ -32,6 +32,7 @@ func (b *builder) createSteps(s *stepper, c *api.KubernetesCluster, status api.C
 	if cur := b.renderFor(c, status, false); cur != nil {
 		l := layoutOf(c.Metadata.Name, status)
 		b.checkRuntime(c, l, cur)
+		b.checkCiliumInstaller(c, l, cur)
 		b.stepsFromDiff(s, modeCreate, l, diffRenders(nil, c, nil, cur, keepOrder))
 	}
 }
@@ -51,6 +52,7 @@ func (b *builder) updateSteps(s *stepper, j job, next *api.KubernetesCluster, ne
 	}
 	l := layoutOf(j.name, status)
 	b.checkRuntime(next, l, cur)
+	b.checkCiliumInstaller(next, l, cur)
 	pcs := diffRenders(j.stored, next, old, cur, leaveOrder)
 	if s.replace {
 		pcs = leavesFirst(pcs)

@@ -2,6 +2,7 @@ package plan
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -55,6 +56,36 @@ func (b *builder) checkRuntime(c *api.KubernetesCluster, l render.Layout, states
 				fmt.Sprintf("install containerd %s or later on %s (kcore-containerd runs the containerd binary the agent finds in its --bin-dir, else on PATH), then plan again once its facts report it", pair.ContainerdMin, m.NodeID),
 				"kubelet %s on %s needs containerd %s or later, the node has %s: %s",
 				kubelet, m.NodeID, pair.ContainerdMin, n.Facts.Versions[ContainerdFact], pair.Why)
+		}
+	}
+}
+
+// checkCiliumInstaller warns about the member whose render runs the Cilium
+// oneshot (helm upgrade --install of the chart at render.CiliumChartDir)
+// when its facts list versions but no helm or no Cilium chart: the oneshot
+// would fail there and the cluster would never be ready. A node that
+// reports no versions at all is not checked.
+func (b *builder) checkCiliumInstaller(c *api.KubernetesCluster, l render.Layout, states map[string]*api.NodeState) {
+	for i, m := range c.Spec.Members() {
+		n, ns := b.env.nodes[m.NodeID], states[m.NodeID]
+		if n == nil || ns == nil || len(n.Facts.Versions) == 0 ||
+			!slices.ContainsFunc(ns.Units, func(u api.Unit) bool { return u.Name == l.UnitCilium }) {
+			continue
+		}
+		var missing, install []string
+		if n.Facts.Versions[api.VersionHelm] == "" {
+			missing, install = append(missing, "helm"), append(install, "helm")
+		}
+		if n.Facts.Versions[api.VersionCiliumChart] == "" {
+			missing = append(missing, "Cilium chart in "+render.CiliumChartDir)
+			install = append(install, "the Cilium chart (unpacked) in "+render.CiliumChartDir)
+		}
+		if len(missing) > 0 {
+			what := strings.Join(missing, " and no ")
+			b.warn(CodeCiliumInstallerMissing, memberPath(c, i)+".nodeId", m.NodeID,
+				fmt.Sprintf("install %s on %s (on NixOS: kubernetes-helm and services.kcore.kubernetes.ciliumChart), then plan again once its facts report them", strings.Join(install, " and "), m.NodeID),
+				"%s runs the Cilium oneshot %s (helm upgrade --install of the chart in %s), but its facts report no %s: until then the oneshot fails and the cluster cannot become ready",
+				m.NodeID, l.UnitCilium, render.CiliumChartDir, what)
 		}
 	}
 }

@@ -65,3 +65,39 @@ func nodeMap(nodes []*api.Node) map[string]*api.Node {
 	}
 	return out
 }
+
+// The bootstrap control plane's facts decide the cilium-installer-missing
+// warning: versions without helm or the chart warn, naming what is
+// missing; both present, or no versions reported at all, do not.
+func TestCiliumInstallerMissing(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		versions map[string]string
+		want     []string
+	}{
+		{"neither", map[string]string{"containerd": "v2.4.2"}, []string{"no helm and no Cilium chart in " + render.CiliumChartDir}},
+		{"no helm", map[string]string{api.VersionCiliumChart: "1.20.2"}, []string{"no helm:"}},
+		{"both", map[string]string{api.VersionHelm: "v4.3.2", api.VersionCiliumChart: "1.20.2"}, nil},
+		{"no versions reported", nil, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			nodes := labNodes()
+			find(nodes, "node-105").Facts.Versions = tc.versions
+			p := Compute(Input{Desired: clusters(labCluster()), Nodes: nodes})
+			var got []Issue
+			for _, w := range p.Warnings {
+				if w.Code == CodeCiliumInstallerMissing {
+					got = append(got, w)
+				}
+			}
+			if len(got) != min(len(tc.want), 1) {
+				t.Fatalf("warnings %+v, want %d of %s", p.Warnings, len(tc.want), CodeCiliumInstallerMissing)
+			}
+			for _, w := range tc.want {
+				if got[0].Node != "node-105" || !strings.Contains(got[0].Message, w) {
+					t.Errorf("warning %+v lacks %q", got[0], w)
+				}
+			}
+		})
+	}
+}

@@ -107,16 +107,17 @@ const (
 
 // Warning codes.
 const (
-	CodeWorkerNotRegistered   = "worker-not-registered"
-	CodeWorkerNotReady        = "worker-not-ready"
-	CodeEvenControlPlanes     = "even-control-planes"
-	CodeFailureDomainShared   = "failure-domain-shared"
-	CodeSlowFsync             = "slow-fsync"
-	CodeInitialClusterIgnored = "initial-cluster-ignored"
-	CodeManifestWarning       = "manifest-warning"
-	CodeControlPlaneOnly      = "control-plane-only"
-	CodeEtcdStaleMember       = "etcd-stale-member"
-	CodeCARotation            = "ca-rotation"
+	CodeWorkerNotRegistered    = "worker-not-registered"
+	CodeWorkerNotReady         = "worker-not-ready"
+	CodeEvenControlPlanes      = "even-control-planes"
+	CodeFailureDomainShared    = "failure-domain-shared"
+	CodeSlowFsync              = "slow-fsync"
+	CodeInitialClusterIgnored  = "initial-cluster-ignored"
+	CodeManifestWarning        = "manifest-warning"
+	CodeControlPlaneOnly       = "control-plane-only"
+	CodeEtcdStaleMember        = "etcd-stale-member"
+	CodeCARotation             = "ca-rotation"
+	CodeCiliumInstallerMissing = "cilium-installer-missing"
 )
 
 // SlowFsyncMillis is etcd's guidance for the 99th percentile of WAL fsync latency.

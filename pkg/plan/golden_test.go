@@ -116,9 +116,14 @@ func goldenCases() []struct {
 		}},
 		{"containerd-unsupported", func() Input {
 			nodes := labNodes()
-			find(nodes, "node-105").Facts.Versions = map[string]string{"containerd": "1.6.20", "kubelet": "v1.37.2"}
+			find(nodes, "node-105").Facts.Versions = map[string]string{"containerd": "1.6.20", "kubelet": "v1.37.2", api.VersionHelm: "v4.3.2", api.VersionCiliumChart: "1.20.2"}
 			find(nodes, "node-107").Facts.Versions = map[string]string{"containerd": "v2.4.2"}
 			return Input{Desired: []*api.KubernetesCluster{labCluster()}, Nodes: nodes, Index: 7, Render: render.Options{KubernetesVersion: "v1.37.2"}}
+		}},
+		{"cilium-installer-missing", func() Input {
+			nodes := labNodes()
+			find(nodes, "node-105").Facts.Versions = map[string]string{"containerd": "v2.4.2", api.VersionHelm: "v4.3.2"}
+			return Input{Desired: []*api.KubernetesCluster{labCluster()}, Nodes: nodes, Index: 7}
 		}},
 		{"disk-create", func() Input {
 			return Input{Desired: []*api.KubernetesCluster{diskCluster()}, Nodes: diskNodes(nil), Index: 7}
