@@ -173,8 +173,9 @@ func ciliumObjects(t *testing.T, l *lab) (mtu, uid, checksum string) {
 
 // checkCiliumHealthNamesNodes runs the controller's add-on check
 // (orchestrator.CheckAddons over render.CiliumWorkloads) against the lab's
-// API server until it names every lab node's agent pod as unable to pull
-// its image, which is what the lab can show of an agent that is not ready.
+// API server until it names every lab node's agent pod, with an image that
+// cannot be pulled as the first reason, which is what the lab can show of
+// agents that are not ready.
 func checkCiliumHealthNamesNodes(t *testing.T, l *lab) {
 	t.Helper()
 	kube := l.adminKube(t)
@@ -186,9 +187,11 @@ func checkCiliumHealthNamesNodes(t *testing.T, l *lab) {
 		if cond.Status != orchestrator.StatusFalse || (cond.Reason != "ErrImagePull" && cond.Reason != "ImagePullBackOff") {
 			return fmt.Errorf("condition %s %s: %s", cond.Status, cond.Reason, cond.Message)
 		}
+		// The agents' part of the message, before the operator's.
+		agents, _, _ := strings.Cut(cond.Message, render.CiliumNamespace+"/"+render.CiliumOperatorDeployment+" ")
 		for _, n := range labNodes() {
-			if !strings.Contains(cond.Message, "cannot be pulled on node "+n.id) {
-				return fmt.Errorf("%s not named yet: %s", n.id, cond.Message)
+			if !strings.Contains(agents, " on node "+n.id+":") {
+				return fmt.Errorf("the agent on %s not named yet: %s", n.id, cond.Message)
 			}
 		}
 		return nil
