@@ -145,8 +145,9 @@ func CheckAddons(ctx context.Context, kc KubeClient, deps []manifests.Workload) 
 	return cond
 }
 
-// addonState says whether Deployment d is available with all its replicas
-// ("" reason) and what blocks it when not.
+// addonState says whether workload d (a Deployment, or a DaemonSet on
+// every node it should run on) is available with all its replicas ("" reason)
+// and what blocks it when not.
 func addonState(ctx context.Context, kc KubeClient, d manifests.Workload) (string, string, error) {
 	get := kc.GetDeployment
 	if d.Kind == manifests.KindDaemonSet {

@@ -110,7 +110,7 @@ func CiliumWorkloads() []manifests.Workload {
 
 // ciliumHelmEnv points Helm's cache, configuration and data at the node's
 // run directory: the oneshot has no home directory, and the chart is local,
-// so nothing there outlives a run.
+// so no run needs what an earlier one left there.
 func (r *renderer) ciliumHelmEnv() map[string]string {
 	dir := path.Join(r.opts.RunDir, "helm")
 	return map[string]string{
