@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"kcore.dev/kcore/tests/kcache"
 )
 
 // What scripts/lab.sh and examples/lab/cluster.yaml create.
@@ -73,13 +75,9 @@ func gate(t *testing.T) (repo, k8sBin string) {
 	if os.Geteuid() != 0 {
 		t.Skip("SKIP: the e2e lab needs root (network namespaces, a bridge); run it as root")
 	}
-	cache := os.Getenv("KCORE_CACHE")
-	if cache == "" {
-		home, err := os.UserHomeDir()
-		if err != nil {
-			t.Skipf("SKIP: no KCORE_CACHE and no home directory: %v", err)
-		}
-		cache = filepath.Join(home, ".cache", "kcore")
+	cache, err := kcache.Dir()
+	if err != nil {
+		t.Skipf("SKIP: no KCORE_CACHE and no home directory: %v", err)
 	}
 	k8sBin = filepath.Join(cache, "bin", "current")
 	for _, b := range k8sBinaries() {
@@ -94,7 +92,7 @@ func gate(t *testing.T) (repo, k8sBin string) {
 			}
 		}
 	}
-	repo, err := filepath.Abs(filepath.Join("..", ".."))
+	repo, err = filepath.Abs(filepath.Join("..", ".."))
 	if err != nil {
 		t.Fatal(err)
 	}

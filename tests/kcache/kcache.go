@@ -9,6 +9,18 @@ import (
 	"testing"
 )
 
+// Dir is the kcore cache: $KCORE_CACHE, else ~/.cache/kcore.
+func Dir() (string, error) {
+	if c := os.Getenv("KCORE_CACHE"); c != "" {
+		return c, nil
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(home, ".cache", "kcore"), nil
+}
+
 // Tool is the path in $env, else bin/current/name in the cache. When there
 // is nothing there it skips t, or fails it when requiredEnv is set (make
 // test sets it after building); target is the make target that builds it.
@@ -16,13 +28,9 @@ func Tool(t testing.TB, env, name, requiredEnv, target string) string {
 	t.Helper()
 	p := os.Getenv(env)
 	if p == "" {
-		cache := os.Getenv("KCORE_CACHE")
-		if cache == "" {
-			home, err := os.UserHomeDir()
-			if err != nil {
-				t.Fatal(err)
-			}
-			cache = filepath.Join(home, ".cache", "kcore")
+		cache, err := Dir()
+		if err != nil {
+			t.Fatal(err)
 		}
 		p = filepath.Join(cache, "bin", "current", name)
 	}
