@@ -19,10 +19,7 @@ func (r *renderer) addons(b *builder) error {
 	if err != nil {
 		return fmt.Errorf("render addons: %w", err)
 	}
-	replicas := 2
-	if len(r.c.Spec.Members()) < 2 {
-		replicas = 1
-	}
+	replicas := r.spreadReplicas()
 	d := manifests.DNS{ClusterIP: r.c.Spec.ClusterDNS, ClusterDomain: r.opts.ClusterDomain, Replicas: replicas}
 	dns, err := manifests.CoreDNS(d)
 	if err != nil {
@@ -49,6 +46,13 @@ func (r *renderer) addons(b *builder) error {
 		Reason: "kubectl apply the RBAC, CoreDNS and " + object,
 	}, r.l.RBAC, r.l.CoreDNS, r.l.KubeDNSService, r.l.AdminKubeconfig)
 	return nil
+}
+
+// spreadReplicas is how many replicas an add-on that keeps its replicas on
+// different nodes runs (CoreDNS, Cilium's operator): two, or one on a
+// cluster of one member, where a second could never schedule.
+func (r *renderer) spreadReplicas() int {
+	return min(2, len(r.c.Spec.Members()))
 }
 
 // AddonManifests are the files of the layout's cluster whose manifests run

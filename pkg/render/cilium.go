@@ -146,10 +146,10 @@ func (r *renderer) ciliumSettings() []string {
 		set = append(set, "l2announcements.enabled=true")
 	}
 	set = append(set, "k8sServiceHost="+r.apiHost, "k8sServicePort="+strconv.Itoa(r.apiPort))
-	if len(r.c.Spec.Members()) < 2 {
-		// The chart runs two operators on different nodes (required
-		// anti-affinity): on one node the second would never schedule.
-		set = append(set, "operator.replicas=1")
+	if n := r.spreadReplicas(); n < 2 {
+		// The chart's default is two operators on different nodes
+		// (required anti-affinity).
+		set = append(set, "operator.replicas="+strconv.Itoa(n))
 	}
 	for i, iface := range r.ifaces() {
 		set = append(set, fmt.Sprintf("devices[%d]=%s", i, iface))
