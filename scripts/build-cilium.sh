@@ -127,7 +127,9 @@ verify() {
 
 ldflags="-s -w -X $module/pkg/version.ciliumVersion=${version#v}"
 dest="$out/cilium-$version"
-src=$(cd "$mod" && go list -m -f '{{.Dir}}' "$module")
+# go mod download, not go list -m: on an empty module cache the latter
+# names no directory (it does not download).
+src=$(cd "$mod" && go mod download -json "$module" | awk -F'"' '$2 == "Dir" { print $4 }')
 [ -d "$src/bpf" ] || { echo "build-cilium: $module $version has no bpf/ sources in $src" >&2; exit 1; }
 stamp=$(printf 'component cilium\nversion %s\n' "$version"; module_stamp "$ldflags")
 
