@@ -51,14 +51,24 @@ module=github.com/cilium/cilium
 gobgp_release=v4.7.0
 
 # component -> package it is built from, and the build tags beyond osusergo.
+# The commands of upstream's cilium and operator-generic images (the agent's
+# image runs cilium-dbg, cilium-mount and cilium-sysctlfix in its init
+# containers; hubble, bugtool and the Envoy bootstrap tool are left out).
 declare -A pkg=(
   [cilium-agent]=$module/daemon
   [cilium-operator-generic]=$module/operator
   [cilium-cni]=$module/plugins/cilium-cni
   [cilium-health-responder]=$module/cilium-health/responder
+  [cilium-health]=$module/cilium-health
+  [cilium-dbg]=$module/cilium-dbg
+  [cilium-mount]=$module/tools/mount
+  [cilium-sysctlfix]=$module/tools/sysctlfix
 )
 declare -A tags=([cilium-operator-generic]=ipam_provider_operator)
-components=(cilium-agent cilium-operator-generic cilium-cni cilium-health-responder)
+components=(cilium-agent cilium-operator-generic cilium-cni cilium-health-responder cilium-health cilium-dbg cilium-mount cilium-sysctlfix)
+# The image's shell scripts, from the module: the init container's state
+# cleaner and the CNI plugin's install and uninstall scripts.
+scripts=(images/cilium/init-container.sh plugins/cilium-cni/install-plugin.sh plugins/cilium-cni/cni-uninstall.sh)
 
 export GOWORK=off GOFLAGS="-mod=readonly -buildvcs=false"
 
@@ -86,8 +96,8 @@ const DerivedServiceAnnotation = "multicluster.kubernetes.io/derived-service"
 EOF
   {
     cat <<EOF
-// Pins Cilium $version for the lab: the agent, operator, CNI plugin and health
-// responder exactly as released, with gobgp at its release $gobgp_release and the
+// Pins Cilium $version for the lab: the commands of its agent and operator
+// images exactly as released, with gobgp at its release $gobgp_release and the
 // MCS API controllers' one constant from ./mcs-api-controllers (neither of
 // Cilium's pins is served here). Written by scripts/build-cilium.sh --pin; the
 // build never edits it.
@@ -144,7 +154,7 @@ current_stamp() {
 
 up_to_date() {
   local c
-  [ "$force" = 0 ] && [ -f "$dest/.stamp" ] && [ -d "$dest/bpf" ] || return 1
+  [ "$force" = 0 ] && [ -f "$dest/.stamp" ] && [ -d "$dest/bpf" ] && [ -d "$dest/scripts" ] || return 1
   for c in "${components[@]}"; do [ -x "$dest/$c" ] || return 1; done
   [ "$(cat "$dest/.stamp")" = "$(current_stamp)" ] || return 1
   verify "$dest/cilium-agent"
@@ -180,6 +190,9 @@ else
   fi
   copy_tree "$src/bpf" bpf
   copy_tree "$src/install/kubernetes/cilium" chart
+  rm -rf "$dest/scripts"
+  mkdir -p "$dest/scripts"
+  for f in "${scripts[@]}"; do install -m 0755 "$src/$f" "$dest/scripts/"; done
   current_stamp >"$dest/.stamp"
   log "cilium $version built in $(elapsed "$start") ($(du -sh "$dest" | cut -f1))"
 fi
@@ -190,4 +203,5 @@ for c in "${components[@]}"; do
 done
 ln -sfn "../cilium-$version/bpf" "$out/$link/cilium-bpf"
 ln -sfn "../cilium-$version/chart" "$out/$link/cilium-chart"
+ln -sfn "../cilium-$version/scripts" "$out/$link/cilium-scripts"
 log "cilium $version ready in $out/$link after $(elapsed "$start")"

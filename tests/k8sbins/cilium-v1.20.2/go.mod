@@ -1,5 +1,5 @@
-// Pins Cilium v1.20.2 for the lab: the agent, operator, CNI plugin and health
-// responder exactly as released, with gobgp at its release v4.7.0 and the
+// Pins Cilium v1.20.2 for the lab: the commands of its agent and operator
+// images exactly as released, with gobgp at its release v4.7.0 and the
 // MCS API controllers' one constant from ./mcs-api-controllers (neither of
 // Cilium's pins is served here). Written by scripts/build-cilium.sh --pin; the
 // build never edits it.
@@ -8,10 +8,14 @@ module kcore.dev/kcore/tests/k8sbins/cilium-v1.20.2
 go 1.26.0
 
 tool (
+	github.com/cilium/cilium/cilium-dbg
+	github.com/cilium/cilium/cilium-health
 	github.com/cilium/cilium/cilium-health/responder
 	github.com/cilium/cilium/daemon
 	github.com/cilium/cilium/operator
 	github.com/cilium/cilium/plugins/cilium-cni
+	github.com/cilium/cilium/tools/mount
+	github.com/cilium/cilium/tools/sysctlfix
 )
 
 require (
@@ -101,6 +105,7 @@ require (
 	github.com/go-openapi/swag/yamlutils v0.26.1 // indirect
 	github.com/go-openapi/validate v0.26.0 // indirect
 	github.com/go-viper/mapstructure/v2 v2.5.0 // indirect
+	github.com/godbus/dbus/v5 v5.2.0 // indirect
 	github.com/gogo/protobuf v1.3.2 // indirect
 	github.com/golang-jwt/jwt/v5 v5.3.1 // indirect
 	github.com/golang/protobuf v1.5.4 // indirect
@@ -116,6 +121,7 @@ require (
 	github.com/hashicorp/go-hclog v1.6.3 // indirect
 	github.com/hashicorp/golang-lru/v2 v2.0.7 // indirect
 	github.com/inconshreveable/mousetrap v1.1.0 // indirect
+	github.com/jeremywohl/flatten v1.0.1 // indirect
 	github.com/jmespath/go-jmespath v0.4.0 // indirect
 	github.com/josharian/native v1.1.0 // indirect
 	github.com/json-iterator/go v1.1.12 // indirect
@@ -213,6 +219,7 @@ require (
 	k8s.io/api v0.36.4 // indirect
 	k8s.io/apiextensions-apiserver v0.36.4 // indirect
 	k8s.io/apimachinery v0.36.4 // indirect
+	k8s.io/apiserver v0.36.4 // indirect
 	k8s.io/client-go v0.36.4 // indirect
 	k8s.io/component-base v0.36.4 // indirect
 	k8s.io/endpointslice v0.36.4 // indirect
