@@ -117,13 +117,13 @@ endif
 ## keepalived in network namespaces (root only; builds the binaries on first run:
 ## containerd v2.4.2, Kubernetes v1.37.2 and the v1.36.3 the rolling-upgrade
 ## scenario starts from, upstream's e2e.test and ginkgo for the conformance
-## subset, and the images; first checks the images through the lab registry on
-## loopback)
+## subset, the images, and Cilium's for the Cilium scenario; first checks the
+## images through the lab registry on loopback)
 e2e: build tofu helm cilium-bins
 	@if [ "$$(id -u)" -ne 0 ]; then echo "e2e: SKIP: the lab scenarios need root (network namespaces)"; exit 0; fi; \
 	./scripts/build-k8s.sh && ./scripts/build-k8s.sh --k8s-version v1.36.3 --link v1.36.3 && \
 	./scripts/build-k8s.sh --only e2e.test,ginkgo && \
-	./scripts/build-images.sh && ./scripts/build-images.sh --set conformance && \
+	./scripts/build-images.sh && ./scripts/build-images.sh --set conformance && ./scripts/build-images.sh --set cilium && \
 	(cd $(IMAGES_MOD) && GOWORK=off $(GO) test -count=1 -timeout 10m -v ./...) && \
 	KCORE_E2E=1 KCORE_LAB_BUILT=1 $(GO) test -count=1 -timeout 75m -v ./tests/e2e/
 

@@ -38,6 +38,17 @@
 # The Debian root filesystem is made once with mmdebstrap (bookworm, minbase,
 # from the machine's apt sources) into DIR/conformance/bin/debian.rootfs.tar.
 #
+# --set cilium builds the images Cilium's chart runs, pinned by
+# tests/cilium/images.go, into DIR/cilium, from the release
+# scripts/build-cilium.sh builds (run first; it returns at once when its
+# stamp matches):
+#
+#   cilium                  the agent's commands, CNI plugin, scripts and bpf/
+#                           sources on a Debian root filesystem with what
+#                           upstream's cilium-runtime holds for the agent and
+#                           clang-19/llvm-19 (DIR/cilium/bin/cilium.rootfs.tar)
+#   operator-generic        cilium-operator-generic and the CA bundle
+#
 # A binary whose stamp matches and which reports the expected version is not
 # rebuilt; the archives are rewritten only when a binary, the tool or
 # the images file changed.
@@ -49,8 +60,9 @@ usage: scripts/build-images.sh [options]
 
   --out DIR   cache of images (default ${KCORE_CACHE:-$HOME/.cache/kcore}/images,
               and its conformance/ with --set conformance)
-  --set SET   lab (default: manifests/images.go) or conformance
-              (tests/conformance/images.go, the images e2e.test pulls)
+  --set SET   lab (default: manifests/images.go), conformance
+              (tests/conformance/images.go, the images e2e.test pulls) or
+              cilium (tests/cilium/images.go, the images Cilium's chart runs)
   --force     rebuild every binary and archive
   -h, --help  this text
 EOF
@@ -70,6 +82,10 @@ E2E_K8S=v1.37.2
 # What the conformance set's Debian root filesystem holds.
 DEBIAN_SUITE=bookworm
 DEBIAN_PACKAGES=bind9-dnsutils,curl,netcat-openbsd,iproute2,socat,nginx-light
+# What the Cilium agent image's Debian root filesystem holds: upstream's
+# runtime packages for the agent and the LLVM release its datapath compiles
+# with (18.1 or later; Debian 12's default clang is 14).
+CILIUM_PACKAGES=iproute2,iptables,ipset,kmod,ca-certificates,clang-19,llvm-19
 
 out=""
 set=lab
@@ -94,7 +110,11 @@ case "$set" in
     images_go="$root/tests/conformance/images.go"
     out=${out:-${KCORE_CACHE:-$HOME/.cache/kcore}/images/conformance}
     ;;
-  *) echo "build-images: --set must be lab or conformance, got $set" >&2; exit 2 ;;
+  cilium)
+    images_go="$root/tests/cilium/images.go"
+    out=${out:-${KCORE_CACHE:-$HOME/.cache/kcore}/images/cilium}
+    ;;
+  *) echo "build-images: --set must be lab, conformance or cilium, got $set" >&2; exit 2 ;;
 esac
 export GOWORK=off GOFLAGS="-mod=readonly -buildvcs=false" CGO_ENABLED=0
 
@@ -155,6 +175,8 @@ expected() {
     *:pause) echo "pause.c v$t" ;;
     conformance:agnhost | conformance:agnhost-prev) echo "app version $(agnhost_version)" ;;  # cobra names it after its Use, app
     conformance:busybox) echo "BusyBox v$(busybox_version)" ;;
+    cilium:cilium) echo "cilium-agent ${t#v} " ;;
+    cilium:operator-generic) echo "Cilium-Operator ${t#v} " ;;
     lab:*) expected_lab "$1" ;;
     *) die "no recipe for image $1 (${ref[$1]})" ;;
   esac
@@ -181,6 +203,7 @@ reported() {
     busybox) "$2" | head -1 ;;
     echo) "$2" -version ;;
     agnhost | agnhost-prev) "$2" --version ;;
+    cilium | operator-generic) "$2" --version ;;
   esac 2>&1 || true
 }
 
@@ -203,6 +226,15 @@ pause_source() {
 
 busybox_version() {
   dpkg-query -W -f '${Version}' busybox-static 2>/dev/null | sed -E 's/^[0-9]+://; s/-[^-]*$//'
+}
+
+# cilium_release prints the directory scripts/build-cilium.sh built the
+# agent image's release into, building it first (at once when stamped).
+cilium_release() {
+  local v
+  v=$(tag cilium)
+  "$root/scripts/build-cilium.sh" --version "$v" >&2
+  echo "${KCORE_CACHE:-$HOME/.cache/kcore}/bin/cilium-$v"
 }
 
 # stamp NAME prints what NAME's binary is built from.
@@ -239,6 +271,9 @@ stamp() {
         echo "bash-static $(dpkg-query -W -f '${Version}' bash-static) $(sha /bin/bash-static)"
       fi
       ;;
+    cilium | operator-generic)
+      echo "cilium release $(sha "$CILIUM_RELEASE/.stamp")"
+      ;;
     echo)
       echo "source $(cat "$root"/tests/images/echo/*.go "$root/go.mod" | sha256sum | cut -d' ' -f1)"
       echo "go $(cd "$root" && go env GOVERSION) CGO_ENABLED=0"
@@ -263,33 +298,44 @@ compile() {
     agnhost | agnhost-prev)
       (cd "$(e2e_module)" && go build -trimpath -ldflags "-s -w -X main.Version=$(agnhost_version)" -o "$dest" k8s.io/kubernetes/test/images/agnhost) ;;
     echo) (cd "$root" && go build -trimpath -ldflags "-s -w" -o "$dest" ./tests/images/echo) ;;
+    cilium) cp "$CILIUM_RELEASE/cilium-agent" "$dest" ;;
+    operator-generic) cp "$CILIUM_RELEASE/cilium-operator-generic" "$dest" ;;
   esac
 }
 
-# debian_rootfs makes the conformance set's Debian root filesystem once.
+# debian_rootfs NAME PACKAGES makes a Debian root filesystem
+# (DIR/bin/NAME.rootfs.tar) once: the conformance set's, the Cilium agent's.
 debian_rootfs() {
-  local tar="$out/bin/debian.rootfs.tar" st t
+  local name=$1 packages=$2 tar="$out/bin/$1.rootfs.tar" st t
   command -v mmdebstrap >/dev/null || die "mmdebstrap is not installed (apt-get install mmdebstrap)"
-  st="mmdebstrap $(dpkg-query -W -f '${Version}' mmdebstrap) $DEBIAN_SUITE minbase $DEBIAN_PACKAGES"
-  if [ "$force" = 0 ] && [ -f "$tar" ] && [ -f "$out/bin/.debian.stamp" ] &&
-    [ "$(cat "$out/bin/.debian.stamp")" = "$st"$'\n'"sha256 $(sha "$tar")" ]; then
-    log "debian root filesystem up to date ($tar)"
+  st="mmdebstrap $(dpkg-query -W -f '${Version}' mmdebstrap) $DEBIAN_SUITE minbase $packages"
+  if [ "$force" = 0 ] && [ -f "$tar" ] && [ -f "$out/bin/.$name.stamp" ] &&
+    [ "$(cat "$out/bin/.$name.stamp")" = "$st"$'\n'"sha256 $(sha "$tar")" ]; then
+    log "$name root filesystem up to date ($tar)"
     return
   fi
   t=$SECONDS
-  log "debian root filesystem … mmdebstrap $DEBIAN_SUITE with $DEBIAN_PACKAGES"
-  rm -f "$out/bin/.debian.stamp"
+  log "$name root filesystem … mmdebstrap $DEBIAN_SUITE with $packages"
+  rm -f "$out/bin/.$name.stamp"
   rm -rf "$tar" "$tar.tmp"
   # mmdebstrap picks its output format from the target's extension, and
   # .tmp is none it knows: without --format=tar it writes a directory.
-  mmdebstrap --quiet --variant=minbase --format=tar --include="$DEBIAN_PACKAGES" \
+  mmdebstrap --quiet --variant=minbase --format=tar --include="$packages" \
     --dpkgopt='path-exclude=/usr/share/doc/*' --dpkgopt='path-exclude=/usr/share/man/*' \
     --dpkgopt='path-exclude=/usr/share/locale/*' "$DEBIAN_SUITE" "$tar.tmp"
   mv -f "$tar.tmp" "$tar"
-  printf '%s\nsha256 %s\n' "$st" "$(sha "$tar")" >"$out/bin/.debian.stamp"
-  log "debian root filesystem made in $(elapsed "$t") ($(du -h "$tar" | cut -f1))"
+  printf '%s\nsha256 %s\n' "$st" "$(sha "$tar")" >"$out/bin/.$name.stamp"
+  log "$name root filesystem made in $(elapsed "$t") ($(du -h "$tar" | cut -f1))"
 }
-if [ "$set" = conformance ]; then debian_rootfs; fi
+case "$set" in
+  conformance) debian_rootfs debian "$DEBIAN_PACKAGES" ;;
+  cilium)
+    CILIUM_RELEASE=$(cilium_release)
+    # The image tool reads the release's other files through this link.
+    ln -sfn "$CILIUM_RELEASE" "$out/bin/cilium-release"
+    debian_rootfs cilium "$CILIUM_PACKAGES"
+    ;;
+esac
 
 built=0
 for n in "${names[@]}"; do
@@ -325,6 +371,10 @@ archives_stamp=$(
     if binary "$n"; then echo "$n $(sha "$out/bin/$n")"; fi
   done
   if [ "$set" = conformance ]; then echo "debian $(sha "$out/bin/debian.rootfs.tar")"; fi
+  if [ "$set" = cilium ]; then
+    echo "cilium rootfs $(sha "$out/bin/cilium.rootfs.tar")"
+    echo "cilium release $(sha "$CILIUM_RELEASE/.stamp")"
+  fi
 )
 missing=0
 for n in "${names[@]}"; do [ -f "$out/$n.oci.tar" ] || missing=1; done

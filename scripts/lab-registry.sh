@@ -7,7 +7,7 @@
 #                                                 registry, wait until it answers
 #   scripts/lab-registry.sh push DIR HOST:PORT [SET]
 #                                                 push every built image of SET
-#                                                 (lab, the default, or conformance:
+#                                                 (lab, the default, conformance or cilium:
 #                                                 scripts/build-images.sh --set) into it
 #   scripts/lab-registry.sh stop DIR              stop it
 #
@@ -25,7 +25,8 @@
 # Environment: KCORE_CACHE (default ~/.cache/kcore): the images are read from
 # $KCORE_CACHE/images, pushed with $KCORE_CACHE/images/bin/kcore-images (the
 # conformance set's from $KCORE_CACHE/images/conformance, pinned by
-# tests/conformance/images.go).
+# tests/conformance/images.go; the cilium set's from $KCORE_CACHE/images/cilium,
+# pinned by tests/cilium/images.go).
 set -euo pipefail
 
 CACHE=${KCORE_CACHE:-$HOME/.cache/kcore}
@@ -38,7 +39,7 @@ CERT_DAYS=30
 
 die() { echo "lab-registry: $*" >&2; exit 1; }
 
-usage() { echo "usage: scripts/lab-registry.sh start DIR HOST:PORT | push DIR HOST:PORT [lab|conformance] | stop DIR" >&2; exit 2; }
+usage() { echo "usage: scripts/lab-registry.sh start DIR HOST:PORT | push DIR HOST:PORT [lab|conformance|cilium] | stop DIR" >&2; exit 2; }
 
 parse_addr() {
   [[ $1 =~ ^([0-9]+\.[0-9]+\.[0-9]+\.[0-9]+):([0-9]+)$ ]] || die "address must be IPv4:PORT, got $1"
@@ -121,6 +122,7 @@ push() {
   case "$set" in
     lab) ;;
     conformance) images=$IMAGES/conformance pins=$REPO/tests/conformance/images.go ;;
+    cilium) images=$IMAGES/cilium pins=$REPO/tests/cilium/images.go ;;
     *) usage ;;
   esac
   [ -x "$images/bin/kcore-images" ] || die "no images in $images: run scripts/build-images.sh --set $set"

@@ -42,7 +42,7 @@ func run(ctx context.Context, args []string, stdout io.Writer, log *slog.Logger)
 	out := fl.String("out", "", "directory the archives are written to (build) or read from (push)")
 	registry := fl.String("registry", "", "HOST:PORT of the registry to push into (push)")
 	ca := fl.String("ca", "", "PEM CA bundle the registry's certificate chains to (push)")
-	set := fl.String("set", setLab, "image set the images file pins: lab or conformance")
+	set := fl.String("set", setLab, "image set the images file pins: lab, conformance or cilium")
 	if err := fl.Parse(args[1:]); err != nil {
 		return fmt.Errorf("parse flags: %w", err)
 	}

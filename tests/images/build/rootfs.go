@@ -150,6 +150,11 @@ func buildRootfs(r recipe, bin string) (rootfs, error) {
 			}
 		}
 	}
+	for dst, src := range r.Files {
+		if err := fs.copyIn(dst, filepath.Join(filepath.Dir(bin), src)); err != nil {
+			return nil, err
+		}
+	}
 	if r.Shell != "" {
 		sh := filepath.Join(filepath.Dir(bin), r.Shell)
 		if err := checkStatic(sh); err != nil {
@@ -162,6 +167,52 @@ func buildRootfs(r recipe, bin string) (rootfs, error) {
 		fs.file(shellPath, 0o755, data, nil)
 	}
 	return fs, nil
+}
+
+// maxCopiedFiles bounds the entries one recipe's Files may add.
+const maxCopiedFiles = 4096
+
+// copyIn adds the file, directory tree or symlink at src as dst, keeping
+// modes (owners and times are the layer's fixed ones).
+func (r rootfs) copyIn(dst, src string) error {
+	n := 0
+	return filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return fmt.Errorf("copy %s: %w", src, err)
+		}
+		if n++; n > maxCopiedFiles {
+			return fmt.Errorf("copy %s: more than %d entries", src, maxCopiedFiles)
+		}
+		rel, err := filepath.Rel(src, p)
+		if err != nil {
+			return fmt.Errorf("copy %s: %w", p, err)
+		}
+		at := path.Join(dst, filepath.ToSlash(rel))
+		info, err := d.Info()
+		if err != nil {
+			return fmt.Errorf("copy %s: %w", p, err)
+		}
+		mode := int64(info.Mode().Perm())
+		switch {
+		case d.IsDir():
+			r.dir(at, mode)
+		case d.Type()&os.ModeSymlink != 0:
+			t, err := os.Readlink(p)
+			if err != nil {
+				return fmt.Errorf("copy %s: %w", p, err)
+			}
+			r.symlink(at, t)
+		case d.Type().IsRegular():
+			data, err := os.ReadFile(p)
+			if err != nil {
+				return fmt.Errorf("copy %s: %w", p, err)
+			}
+			r.file(at, mode, data, nil)
+		default:
+			return fmt.Errorf("copy %s: not a file, directory or symlink", p)
+		}
+		return nil
+	})
 }
 
 // busyboxApplets lists where busybox installs each applet it was built with.

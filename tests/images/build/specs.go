@@ -59,6 +59,10 @@ type recipe struct {
 	Base string
 	// Dirs are more directories the image holds (mode 0755).
 	Dirs []string
+	// Files are more files the image holds: each image path is read from a
+	// path relative to -bin-dir, keeping its mode; a directory is copied
+	// whole (regular files, directories and symlinks).
+	Files map[string]string
 	// Config is the image's runtime configuration.
 	Config v1.Config
 }
@@ -108,6 +112,8 @@ const (
 	// setConformance is what the upstream conformance tests the lab runs
 	// need (tests/conformance/images.go).
 	setConformance = "conformance"
+	// setCilium is what Cilium's chart runs (tests/cilium/images.go).
+	setCilium = "cilium"
 )
 
 // ErrUnknownSet is returned for an image set this tool does not know.
@@ -120,6 +126,8 @@ func recipesOf(set string) ([]recipe, error) {
 		return recipes(), nil
 	case setConformance:
 		return conformanceRecipes(), nil
+	case setCilium:
+		return ciliumRecipes(), nil
 	}
 	return nil, fmt.Errorf("read recipes of %q: %w", set, ErrUnknownSet)
 }
