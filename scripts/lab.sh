@@ -7,6 +7,10 @@
 #                                           keep its state (an outage, a weekend)
 #   scripts/lab.sh start   (make lab-start) power it on again and wait until the cluster is ready
 #   scripts/lab.sh status                   what is running
+#   scripts/lab.sh machine-up cN...         add machines with mounts of their own
+#   scripts/lab.sh machine-down cN...       remove them (their clusters deleted first)
+#   scripts/lab.sh machine-stop cN...       pull their plug: kill every process on them
+#   scripts/lab.sh machine-start cN...      power them on again (their agent restarts the rest)
 #
 # Layout (every address exists only inside the lab):
 #   bridge kcore-lab0 10.77.0.1/24 on the host; network namespaces kcore-lab-n1..n3
@@ -27,6 +31,18 @@
 #   manifest's spec.registryMirrors send registry.k8s.io and docker.io pulls to
 #   it, and lab.sh applies a copy of the manifest carrying the lab CA as their
 #   caPem (scripts/lab-registry.sh; nothing is pulled from the internet).
+#
+# Machines cN (machine-up; eth0 10.77.0.2N/24, veth kcl-cN, namespace
+# kcore-lab-cN) also get a mount namespace of their own, as separate machines
+# have: their agent, containerd and pods see a bpffs of their own at
+# /sys/fs/bpf, a tmpfs at /run/cilium holding their own cgroup2 root at
+# /run/cilium/cgroupv2 (a child of the host's cgroup2 hierarchy, the agent
+# moved into it), and the machine's own LAB/cN/etc/cni/net.d and
+# LAB/cN/opt/cni/bin at /etc/cni/net.d and /opt/cni/bin. Cilium's DaemonSet
+# mounts those host paths, so several Cilium agents on this one kernel keep
+# apart. The namespace is a slave of the host's (the host's mounts still
+# reach the machine, the machine's stay in it) and shared inside, as
+# kubelet's Bidirectional mounts need.
 #
 # Environment:
 #   KCORE_LAB_DIR   lab directory (default /var/lib/kcore-lab)
@@ -83,8 +99,15 @@ HOST_ADDR=10.77.0.1
 PREFIX=24
 NODE_COUNT=${LAB_NODES:-3}
 [[ "$NODE_COUNT" =~ ^[3-9]$ ]] || { echo "LAB_NODES must be 3 to 9" >&2; exit 2; }
-# node_addr NODE: the node's eth0 address.
-node_addr() { echo "10.77.0.1${1#n}"; }
+# node_addr NODE: the node's eth0 address (nN 10.77.0.1N, cN 10.77.0.2N).
+node_addr() {
+  case "$1" in
+    c*) echo "10.77.0.2${1#c}" ;;
+    *) echo "10.77.0.1${1#n}" ;;
+  esac
+}
+# own_mounts NODE: whether the machine has a mount namespace of its own.
+own_mounts() { [[ $1 == c* ]]; }
 NODES=()
 declare -A NODE_ADDR=()
 for ((i = 1; i <= NODE_COUNT; i++)); do
@@ -282,6 +305,12 @@ releases() {
 node_up() {
   local n=$1 r=$LAB/$1 tok
   releases "$r"
+  # Cilium's chart where a package would install it (the node's agent
+  # looks under its root): the cache's, built with Cilium's binaries.
+  if [ -d "$K8SBIN/cilium-chart" ]; then
+    mkdir -p "$r${CILIUM_CHART_DIR%/*}"
+    ln -sfn "$K8SBIN/cilium-chart" "$r$CILIUM_CHART_DIR"
+  fi
   # A token is bound to one node id and registers it once: a node that
   # already holds its certificate needs none.
   if [ ! -s "$r/var/lib/kcore/agent/node.crt" ]; then
@@ -298,13 +327,109 @@ node_up() {
   # agent and what it starts get a UTS namespace of their own named for the
   # node, as a machine has its own hostname (kube-apiserver names its
   # identity lease after it).
-  in_ns "$n" unshare --uts sh -c 'hostname "$1" && shift && exec "$@"' sh "$(nodeid "$n")" \
+  local enter=(unshare --uts sh -c 'hostname "$1" && shift && exec "$@"' sh "$(nodeid "$n")")
+  if own_mounts "$n"; then
+    mkdir -p /run/cilium /etc/cni/net.d /opt/cni/bin "$r/etc/cni/net.d" "$r/opt/cni/bin" "$CGROUP2/$(ns "$n")"
+    enter=(unshare --uts --mount --propagation slave sh -c "$OWN_MOUNTS" sh "$(nodeid "$n")" "$r" "$CGROUP2/$(ns "$n")")
+  fi
+  in_ns "$n" "${enter[@]}" \
     env PATH="$K8SBIN:$KBIN:$PATH" setsid "$KBIN/kcore-node-agent" --node-id "$(nodeid "$n")" "${ctl[@]}" \
     --join-token-file "$LAB/run/token-$n" --ca-file "$LAB/controller-ca.crt" \
     --root "$r" --runtime supervisor --bin-dir "$K8SBIN" --releases-dir "$r/releases" \
     >"$LAB/log/agent-$n.log" 2>&1 </dev/null &
   echo $! >"$LAB/run/agent-$n.pid"
   say "node $(nodeid "$n"): agent pid $! in $(ns "$n"), root $r (it starts containerd, log $r/var/log/kcore/kcore-containerd.log)"
+}
+
+# The host's cgroup2 hierarchy: a machine with mounts of its own gets a
+# child of it as its cgroup2 root.
+CGROUP2=/sys/fs/cgroup/unified
+# OWN_MOUNTS is the start of a machine with mounts of its own, run by sh in
+# its new mount namespace with the hostname, the machine's root and its
+# cgroup2 directory, then the command to run.
+OWN_MOUNTS='hostname "$1" && r=$2 && cg=$3 && shift 3 &&
+  mount --make-rshared / &&
+  mount -t bpf bpf /sys/fs/bpf &&
+  mount -t tmpfs -o mode=0755 tmpfs /run/cilium &&
+  mkdir -p /run/cilium/cgroupv2 &&
+  echo $$ >"$cg/cgroup.procs" &&
+  mount --bind "$cg" /run/cilium/cgroupv2 &&
+  mount --bind "$r/etc/cni/net.d" /etc/cni/net.d &&
+  mount --bind "$r/opt/cni/bin" /opt/cni/bin &&
+  exec "$@"'
+
+# CILIUM_CHART_DIR is where a node's Cilium oneshot finds Cilium's chart,
+# under the node's root (render.CiliumChartDir, which pkg/render's tests hold
+# this line to).
+CILIUM_CHART_DIR=/usr/share/kcore/charts/cilium
+
+# machine_up NODE...: add machines with mounts of their own to a running lab.
+machine_up() {
+  need_root
+  [ -e "$LAB/.kcore-lab" ] || die "no lab at $LAB (make lab first)"
+  [ -d "$CGROUP2" ] || die "no cgroup2 hierarchy at $CGROUP2"
+  CURRENT_VERSION=$("$K8SBIN/kube-apiserver" --version | awk '{print $2}')
+  local n
+  for n in "$@"; do
+    [[ $n =~ ^c[1-9]$ ]] || die "machine names are c1 to c9, got $n"
+    ! ip netns list | grep -qw "$(ns "$n")" || die "machine $n exists"
+  done
+  for n in "$@"; do
+    ip netns add "$(ns "$n")"
+    ip link add "kcl-$n" type veth peer name eth0 netns "$(ns "$n")"
+    ip link set "kcl-$n" master "$BRIDGE" up
+    ip -n "$(ns "$n")" addr add "$(node_addr "$n")/$PREFIX" dev eth0
+    ip -n "$(ns "$n")" link set lo up
+    ip -n "$(ns "$n")" link set eth0 up
+    wait_for "link kcl-$n up" 20 links_up "$n"
+    node_up "$n"
+  done
+  for n in "$@"; do wait_for "agent $(nodeid "$n") to join" 60 agent_joined "$n"; done
+}
+
+# machine_down NODE...: remove machines machine_up added, with everything
+# running on them (delete their clusters first: this is pulling the plug).
+machine_down() {
+  need_root
+  local n
+  for n in "$@"; do
+    [[ $n =~ ^c[1-9]$ ]] || die "machine names are c1 to c9, got $n"
+    MACHINE="$(ns "$n")" kill_all machine_only_pids || die "could not stop every process of $n"
+    ip netns del "$(ns "$n")" 2>/dev/null || true
+    ip link del "kcl-$n" 2>/dev/null || true
+    rmdir "$CGROUP2/$(ns "$n")" 2>/dev/null || true
+    rm -rf "${LAB:?}/$n"
+    say "machine $(nodeid "$n") removed"
+  done
+}
+
+# machine_stop NODE...: cut the power of machines machine_up added: every
+# process on them killed at once, their mounts gone with their mount
+# namespace, what keepalived added to eth0 removed; their disk state stays.
+machine_stop() {
+  need_root
+  local n a
+  for n in "$@"; do
+    [[ $n =~ ^c[1-9]$ ]] || die "machine names are c1 to c9, got $n"
+    MACHINE="$(ns "$n")" kill_all machine_only_pids || die "could not stop every process of $n"
+    rm -rf "${LAB:?}/$n/run"
+    for a in $(ip -n "$(ns "$n")" -4 -o addr show dev eth0 | awk '{print $4}'); do
+      [ "${a%/*}" = "$(node_addr "$n")" ] || ip -n "$(ns "$n")" addr del "$a" dev eth0 2>/dev/null || true
+    done
+    say "machine $(nodeid "$n") stopped"
+  done
+}
+
+# machine_start NODE...: power stopped machines on again.
+machine_start() {
+  need_root
+  CURRENT_VERSION=$("$K8SBIN/kube-apiserver" --version | awk '{print $2}')
+  local n
+  for n in "$@"; do
+    [[ $n =~ ^c[1-9]$ ]] || die "machine names are c1 to c9, got $n"
+    [ -z "$(ip netns pids "$(ns "$n")" 2>/dev/null)" ] || die "machine $n is running"
+    node_up "$n"
+  done
 }
 
 # disk_id NODE: the by-id name of the node's raw disk.
@@ -358,7 +483,8 @@ ready_nodes() {
 # HOST_DIRS are host paths kubelet uses whatever its --root-dir (the device
 # plugin socket directory, pod and container log directories). The lab
 # records those that did not exist before it, and down removes only those.
-HOST_DIRS=(/var/lib/kubelet /var/lib/kubelet/device-plugins /var/log/pods /var/log/containers)
+HOST_DIRS=(/var/lib/kubelet /var/lib/kubelet/device-plugins /var/log/pods /var/log/containers
+  /run/cilium /etc/cni /etc/cni/net.d /opt/cni /opt/cni/bin)
 
 host_dirs_note() {
   local d
@@ -371,11 +497,13 @@ host_dirs_note() {
 host_dirs_remove() {
   [ -f "$LAB/host-dirs" ] || return 0
   local d
+  # Children were noted after their parents: remove them first.
   while read -r d; do
     case "$d" in
       /var/lib/kubelet | /var/lib/kubelet/device-plugins | /var/log/pods | /var/log/containers) rm -rf "$d" ;;
+      /run/cilium | /etc/cni | /etc/cni/net.d | /opt/cni | /opt/cni/bin) rmdir "$d" 2>/dev/null || true ;;
     esac
-  done <"$LAB/host-dirs"
+  done < <(tac "$LAB/host-dirs")
 }
 
 on_error() {
@@ -519,14 +647,33 @@ kill_pids() {
 }
 
 # lab_netns lists the lab's namespaces that exist, however many were made.
-lab_netns() { ip netns list 2>/dev/null | awk '$1 ~ /^kcore-lab-n[0-9]+$/ {print $1}'; }
+lab_netns() { ip netns list 2>/dev/null | awk '$1 ~ /^kcore-lab-[nc][0-9]+$/ {print $1}'; }
 
-# netns_pids prints the pids of every process inside the lab's namespaces.
+# netns_pids prints the pids of every process inside the lab's namespaces
+# (or only MACHINE's).
 netns_pids() {
   local n
-  for n in $(lab_netns); do
+  for n in ${MACHINE:-$(lab_netns)}; do
     ip netns pids "$n" 2>/dev/null || true
   done
+}
+
+# nsfs_mounts prints the network namespace mounts under the lab (or only
+# under MACHINE's root): the host's, and those inside the machines with
+# mounts of their own, read and reached through one of each machine's
+# processes.
+nsfs_mounts() {
+  local -A seen=()
+  local p m under=$LAB/
+  [ -z "${MACHINE:-}" ] || under=$LAB/${MACHINE#kcore-lab-}/
+  for p in $(netns_pids) self; do
+    m=$(readlink "/proc/$p/ns/mnt" 2>/dev/null) || continue
+    [ -z "${seen[$m]:-}" ] || continue
+    seen[$m]=1
+    awk -v under="$under" '$3 == "nsfs" && index($2, under) == 1 {print $2}' "/proc/$p/mounts" 2>/dev/null |
+      sed "s|^|/proc/$p/root|"
+  done
+  return 0
 }
 
 # pod_pids prints the pids of the processes in the lab's pods' network
@@ -538,7 +685,7 @@ pod_pids() {
   local m p l
   while read -r m; do
     l=$(stat -L -c %i "$m" 2>/dev/null) && inode[$l]=1
-  done < <(awk -v lab="$LAB" '$3 == "nsfs" && index($2, lab) == 1 {print $2}' /proc/mounts)
+  done < <(nsfs_mounts)
   [ ${#inode[@]} -gt 0 ] || return 0
   for p in /proc/[0-9]*; do
     l=$(readlink "$p/ns/net" 2>/dev/null) || continue
@@ -547,6 +694,12 @@ pod_pids() {
     if [ -n "${inode[$l]:-}" ]; then echo "${p#/proc/}"; fi
   done
   return 0
+}
+
+# machine_only_pids prints the pids of MACHINE's processes and pods.
+machine_only_pids() {
+  netns_pids
+  pod_pids
 }
 
 lab_pids() {
@@ -695,5 +848,9 @@ case "${1:-}" in
   stop) stop ;;
   start) start ;;
   status) status ;;
-  *) echo "usage: scripts/lab.sh up|down|stop|start|status" >&2; exit 2 ;;
+  machine-up) shift && machine_up "$@" ;;
+  machine-down) shift && machine_down "$@" ;;
+  machine-stop) shift && machine_stop "$@" ;;
+  machine-start) shift && machine_start "$@" ;;
+  *) echo "usage: scripts/lab.sh up|down|stop|start|status|machine-up|machine-down|machine-stop|machine-start cN..." >&2; exit 2 ;;
 esac

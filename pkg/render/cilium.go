@@ -154,7 +154,31 @@ func (r *renderer) ciliumSettings() []string {
 	for i, iface := range r.ifaces() {
 		set = append(set, fmt.Sprintf("devices[%d]=%s", i, iface))
 	}
+	if r.opts.Profile == ProfileLab {
+		for _, l := range CiliumLabSettings {
+			set = append(set, l.Set)
+		}
+	}
 	return set
+}
+
+// CiliumLabSetting is a chart value the lab profile sets beyond the
+// spec's, and why.
+type CiliumLabSetting struct{ Set, Why string }
+
+// CiliumLabSettings are where the lab profile departs from the chart's
+// defaults, each for a reason of the lab's machines (network and mount
+// namespaces on one host) rather than of Cilium. docs/lab.md's table is
+// generated from them.
+var CiliumLabSettings = []CiliumLabSetting{
+	{"envoy.enabled=false", "Envoy is not a Go program and cannot be built here, so it has no image in the lab"},
+	{"l7Proxy=false", "without Envoy there is no L7 proxy"},
+	{"cgroup.autoMount.enabled=false", "the init container would enter PID 1's namespaces and mount cgroup2 on the host; a lab machine mounts its own cgroup2 root at the chart's cgroup.hostRoot"},
+	{"sysctlfix.enabled=false", "the init container would enter PID 1's mount namespace and write the host's /etc/sysctl.d"},
+	{"socketLB.hostNamespaceOnly=true", "a lab machine's cgroup2 root holds its own daemons, but runc puts its pods' processes outside it (under /k8s.io in the host's cgroup2 tree, this cgroup v1 host's unified one), where the socket load balancer attached to that root never sees them: pods' Service traffic is translated per packet at their interface instead, as Cilium does for Istio or KubeVirt"},
+	{"securityContext.capabilities.ciliumAgent={CHOWN,KILL,NET_ADMIN,NET_RAW,IPC_LOCK,SYS_MODULE,SYS_ADMIN,DAC_OVERRIDE,FOWNER,SETGID,SETUID,SYSLOG}",
+		"the chart's list without SYS_RESOURCE, which the lab's host lacks: runc cannot grant it, so no agent would start"},
+	{"securityContext.capabilities.cleanCiliumState={NET_ADMIN,SYS_MODULE,SYS_ADMIN}", "the chart's list without SYS_RESOURCE, as for the agent"},
 }
 
 // ciliumInstall renders, on the bootstrap control plane only, the oneshot

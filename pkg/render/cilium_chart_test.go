@@ -18,6 +18,7 @@ import (
 
 	"kcore.dev/kcore/manifests"
 	"kcore.dev/kcore/pkg/api"
+	"kcore.dev/kcore/tests/cilium"
 	"kcore.dev/kcore/tests/kcache"
 )
 
@@ -99,8 +100,9 @@ func chartDefault(values map[string]any, key string) (v any, found bool) {
 }
 
 // TestCiliumSettingsAreChartValues: every value the Cilium unit sets is one
-// the chart has (a misspelt or wrongly cased key, like the reference's mtu
-// for the chart's MTU, would be silently ignored), and each one changes
+// the chart has, in values.yaml or read by its templates (a misspelt or
+// wrongly cased key, like the reference's mtu for the chart's MTU, would be
+// silently ignored), and each one changes
 // what the chart renders, unless it restates the chart's own default (as
 // in values.yaml, or as the configuration it renders: routingMode=tunnel
 // where the chart's empty default renders routing-mode "tunnel"). It
@@ -114,17 +116,21 @@ func TestCiliumSettingsAreChartValues(t *testing.T) {
 	if _, found := chartDefault(values, "mtu"); found {
 		t.Error("the chart has a value mtu: the check below would not have caught the reference's")
 	}
-	variants := map[string]func(*api.ClusterSpec){
-		"lab":            func(*api.ClusterSpec) {},
-		"tunnel geneve":  func(s *api.ClusterSpec) { s.Cilium.Mode = "tunnel"; s.Cilium.Tunnel = "geneve" },
-		"two interfaces": func(s *api.ClusterSpec) { s.WorkerNodes[0].Iface = "eno1" },
-		"one node":       func(s *api.ClusterSpec) { s.ControlPlaneNodes = s.ControlPlaneNodes[:1]; s.WorkerNodes = nil },
+	variants := map[string]struct {
+		edit func(*api.ClusterSpec)
+		opts Options
+	}{
+		"lab":            {edit: func(*api.ClusterSpec) {}},
+		"tunnel geneve":  {edit: func(s *api.ClusterSpec) { s.Cilium.Mode = "tunnel"; s.Cilium.Tunnel = "geneve" }},
+		"two interfaces": {edit: func(s *api.ClusterSpec) { s.WorkerNodes[0].Iface = "eno1" }},
+		"one node":       {edit: func(s *api.ClusterSpec) { s.ControlPlaneNodes = s.ControlPlaneNodes[:1]; s.WorkerNodes = nil }},
+		"lab profile":    {edit: func(*api.ClusterSpec) {}, opts: Options{Profile: ProfileLab}},
 	}
-	for name, edit := range variants {
+	for name, v := range variants {
 		t.Run(name, func(t *testing.T) {
 			c := loadCluster(t, "lab")
-			edit(&c.Spec)
-			states, err := Render(c, fakeSecrets(c), testFacts(), Options{})
+			v.edit(&c.Spec)
+			states, err := Render(c, fakeSecrets(c), testFacts(), v.opts)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -137,11 +143,16 @@ func TestCiliumSettingsAreChartValues(t *testing.T) {
 			for i, s := range sets {
 				key, val, _ := strings.Cut(s, "=")
 				def, found := chartDefault(values, key)
+				without := h.template(t, slices.Delete(slices.Clone(sets), i, i+1))
 				if !found {
-					t.Errorf("%s: the chart has no value %s; helm would ignore it", s, key)
+					// A value values.yaml only documents in a comment
+					// (socketLB.hostNamespaceOnly) counts when the
+					// templates read it.
+					if without == all {
+						t.Errorf("%s: the chart has no value %s; helm would ignore it", s, key)
+					}
 					continue
 				}
-				without := h.template(t, slices.Delete(slices.Clone(sets), i, i+1))
 				restated := strings.EqualFold(strings.TrimSpace(yamlScalar(def)), val) ||
 					strings.Contains(all, ": "+strconv.Quote(val)+"\n")
 				if without == all && !restated {
@@ -210,6 +221,51 @@ func TestCiliumWorkloadsAreTheChart(t *testing.T) {
 				if w.Name == CiliumOperatorDeployment && got[i].Replicas != tc.operators {
 					t.Errorf("%d operators, want %d", got[i].Replicas, tc.operators)
 				}
+			}
+		})
+	}
+}
+
+// chartImage is an image a rendered manifest names.
+var chartImage = regexp.MustCompile(`(?m)^\s*image:\s*"?([^"\s]+)"?\s*$`)
+
+// TestCiliumImagesAreTheLabs: the chart, with the values a lab node sets,
+// runs exactly the images the lab builds (tests/cilium pins them, and
+// scripts/build-images.sh --set cilium makes them), so no pod of it waits
+// for an image the lab's registry does not hold; with production's values
+// it runs them and Envoy's.
+func TestCiliumImagesAreTheLabs(t *testing.T) {
+	h := newHelmChart(t)
+	for _, tc := range []struct {
+		name string
+		opts Options
+		want []string
+	}{
+		{"lab profile", Options{Profile: ProfileLab}, []string{cilium.AgentImage, cilium.OperatorGenericImage}},
+		{"default", Options{}, []string{cilium.AgentImage, cilium.OperatorGenericImage, "envoy"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := loadCluster(t, "lab")
+			states, err := Render(c, fakeSecrets(c), testFacts(), tc.opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			u := unitByName(states["node-105"], UnitCilium)
+			if u == nil {
+				t.Fatal("no cilium unit on the bootstrap node")
+			}
+			seen := map[string]bool{}
+			for _, m := range chartImage.FindAllStringSubmatch(h.template(t, setValues(u.Argv)), -1) {
+				ref := m[1]
+				if strings.Contains(ref, "cilium-envoy") {
+					ref = "envoy"
+				}
+				seen[ref] = true
+			}
+			got := slices.Sorted(maps.Keys(seen))
+			want := slices.Sorted(slices.Values(tc.want))
+			if !slices.Equal(got, want) {
+				t.Errorf("the chart runs %v, want %v", got, want)
 			}
 		})
 	}

@@ -25,6 +25,7 @@ func HostDirs() []string {
 		"/var/lib/kubelet",
 		PodLogsDir,
 		api.NodeBackupRoot,
+		CiliumChartDir,
 	}
 }
 

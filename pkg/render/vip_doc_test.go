@@ -44,25 +44,31 @@ func vipTableMarkdown() string {
 // TestVIPDocTable keeps the VIP timing table of docs/kubernetes.md equal to
 // what the renderer writes; -update rewrites it.
 func TestVIPDocTable(t *testing.T) {
-	path := filepath.Join("..", "..", "docs", "kubernetes.md")
+	checkDocBlock(t, filepath.Join("..", "..", "docs", "kubernetes.md"), vipTableBegin, vipTableEnd, vipTableMarkdown(), "TestVIPDocTable")
+}
+
+// checkDocBlock keeps the text between the markers begin and end of the
+// doc at path equal to want; -update rewrites it (test names the test that
+// does, for the message).
+func checkDocBlock(t *testing.T, path, begin, end, want, test string) {
+	t.Helper()
 	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	doc := string(data)
-	i, j := strings.Index(doc, vipTableBegin), strings.Index(doc, vipTableEnd)
+	i, j := strings.Index(doc, begin), strings.Index(doc, end)
 	if i < 0 || j < i {
-		t.Fatalf("%s: no VIP table markers", path)
+		t.Fatalf("%s: no markers %q … %q", path, strings.TrimSpace(begin), strings.TrimSpace(end))
 	}
-	got := doc[i+len(vipTableBegin) : j]
-	want := vipTableMarkdown()
+	got := doc[i+len(begin) : j]
 	if got == want {
 		return
 	}
 	if !*update {
-		t.Fatalf("the VIP table in %s is stale (run go test ./pkg/render -run TestVIPDocTable -update):\n--- doc\n%s\n--- code\n%s", path, got, want)
+		t.Fatalf("the generated block in %s is stale (run go test ./pkg/render -run %s -update):\n--- doc\n%s\n--- code\n%s", path, test, got, want)
 	}
-	if err := os.WriteFile(path, []byte(doc[:i+len(vipTableBegin)]+want+doc[j:]), 0o644); err != nil {
+	if err := os.WriteFile(path, []byte(doc[:i+len(begin)]+want+doc[j:]), 0o644); err != nil {
 		t.Fatal(err)
 	}
 }
