@@ -67,6 +67,10 @@ func CiliumArgs(c *api.KubernetesCluster) ([]string, error) {
 	return r.ciliumArgs(), nil
 }
 
+// CiliumInstallTimeout bounds how long the Cilium oneshot waits for what
+// it installed or changed to be ready (helm --timeout).
+const CiliumInstallTimeout = "10m"
+
 // ciliumArgs is `helm upgrade --install` of Cilium's chart, with the admin
 // kubeconfig's credentials against the local API server (as kubectl's
 // tasks). One command serves the first install and every later change: it
@@ -76,11 +80,15 @@ func CiliumArgs(c *api.KubernetesCluster) ([]string, error) {
 // chart's defaults each time, so a setting the spec no longer asks for
 // goes back to the default instead of lingering, and rollOutCiliumPods
 // restarts the agents when their configuration changes (they read it only
-// at start).
+// at start). --wait ends the oneshot only once the agents and operator
+// are ready (rolled, after a change): then Cilium's CRDs exist, which the
+// agents wait for, so the task applying the L2 pool after it does not
+// fail on a kind the API server does not know yet.
 func (r *renderer) ciliumArgs() []string {
 	argv := []string{"helm", "upgrade", "--install", CiliumRelease, CiliumChartDir,
 		"--namespace", CiliumNamespace,
 		"--kubeconfig=" + r.l.AdminKubeconfig, "--kube-apiserver=" + r.localAPIURL(),
+		"--wait", "--timeout=" + CiliumInstallTimeout,
 		"--reset-values", "--set", "rollOutCiliumPods=true"}
 	for _, s := range r.ciliumSettings() {
 		argv = append(argv, "--set", s)

@@ -35,10 +35,13 @@ const ciliumHelmTimeout = 2 * time.Minute
 // never start: health's add-on check, run on the real objects, must name
 // each node whose agent is blocked and why. The release is uninstalled at
 // the end.
-// Three things differ from the node's run, and only in where things are:
-// helm and the chart come from the lab's cache instead of PATH and
-// render.CiliumChartDir, and the command talks to the API through the VIP
-// from the host, with n1's admin.conf, instead of from n1's own namespace.
+// Four things differ from the node's run: helm and the chart come from the
+// lab's cache instead of PATH and render.CiliumChartDir, the command talks
+// to the API through the VIP from the host, with n1's admin.conf, instead
+// of from n1's own namespace, and it does not wait for the agents to be
+// ready (--wait=false), since here they never start. The Cilium scenario
+// (testCiliumDatapath) runs the node's own command, waiting, on a cluster
+// whose agents do.
 func testCiliumChartUpgradesInPlace(t *testing.T, l *lab) {
 	helm := filepath.Join(l.k8sBin, "helm")
 	chart := filepath.Join(l.k8sBin, "cilium-chart")
@@ -144,13 +147,15 @@ func labCiliumArgv(t *testing.T, l *lab, c *api.KubernetesCluster, helm, chart s
 			out[i] = "--kubeconfig=" + filepath.Join(l.dir, "n1", "etc", "kubernetes", "admin.conf")
 		case strings.HasPrefix(a, "--kube-apiserver="):
 			out[i] = fmt.Sprintf("--kube-apiserver=https://%s:%s", vip, labAPIPort(t, l))
+		case a == "--wait":
+			out[i] = "--wait=false"
 		default:
 			continue
 		}
 		moved++
 	}
-	if moved != 3 {
-		t.Fatalf("the rendered Cilium argv changed shape (moved %d of chart, kubeconfig, API server): %q", moved, argv)
+	if moved != 4 {
+		t.Fatalf("the rendered Cilium argv changed shape (moved %d of chart, kubeconfig, API server, --wait): %q", moved, argv)
 	}
 	return out
 }
