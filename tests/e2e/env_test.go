@@ -170,7 +170,7 @@ const (
 func (l *lab) keepLogs() {
 	dir := filepath.Join(os.TempDir(), keptLogsDir, l.t.Name()+"-"+time.Now().UTC().Format("20060102T150405Z"))
 	files, _ := filepath.Glob(filepath.Join(l.dir, "log", "*.log"))
-	more, _ := filepath.Glob(filepath.Join(l.dir, "n*", "var", "log", "kcore", "*.log"))
+	more, _ := filepath.Glob(filepath.Join(l.dir, "[nc]*", "var", "log", "kcore", "*.log"))
 	kept := 0
 	for _, f := range append(append(files, more...), l.log) {
 		rel, err := filepath.Rel(l.dir, f)

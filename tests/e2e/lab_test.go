@@ -51,6 +51,7 @@ func TestLab(t *testing.T) {
 		// caGeneration, and lowering it is refused.
 		{"ca-rotation", testCARotation},
 		{"cilium-chart-upgrades-in-place", testCiliumChartUpgradesInPlace},
+		{"cilium-datapath", testCiliumDatapath},
 		{"delete", testDelete},
 		{"disk-volumes-kept-after-delete", testDiskVolumesKept},
 		{"terraform", testTerraform},

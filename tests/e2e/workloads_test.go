@@ -165,11 +165,18 @@ spec:
 // kubectlApply applies the objects, as one YAML stream.
 func (l *lab) kubectlApply(t *testing.T, objs ...string) {
 	t.Helper()
+	l.kubectlApplyTo(t, l.kubectl, objs...)
+}
+
+// kubectlApplyTo applies the objects, as one YAML stream, with kubectl, a
+// kubectl of one of the lab's clusters.
+func (l *lab) kubectlApplyTo(t *testing.T, kubectl func(...string) (string, error), objs ...string) {
+	t.Helper()
 	f := filepath.Join(t.TempDir(), "objects.yaml")
 	if err := os.WriteFile(f, []byte(strings.Join(objs, "---\n")), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if out, err := l.kubectl("apply", "-f", f); err != nil {
+	if out, err := kubectl("apply", "-f", f); err != nil {
 		t.Fatalf("kubectl apply: %v\n%s", err, out)
 	}
 }
@@ -178,9 +185,16 @@ func (l *lab) kubectlApply(t *testing.T, objs ...string) {
 // with its log, as soon as it failed.
 func (l *lab) waitSucceeded(t *testing.T, pod string) {
 	t.Helper()
+	l.waitSucceededIn(t, l.kubectl, workloadNS, pod)
+}
+
+// waitSucceededIn is waitSucceeded for a pod in namespace ns of the
+// cluster kubectl talks to.
+func (l *lab) waitSucceededIn(t *testing.T, kubectl func(...string) (string, error), ns, pod string) {
+	t.Helper()
 	var failed bool
 	err := poll(workloadTimeout, func() error {
-		out, err := l.kubectl("-n", workloadNS, "get", "pod", pod, "-o", "jsonpath={.status.phase}")
+		out, err := kubectl("-n", ns, "get", "pod", pod, "-o", "jsonpath={.status.phase}")
 		if err != nil {
 			return err
 		}
@@ -194,8 +208,8 @@ func (l *lab) waitSucceeded(t *testing.T, pod string) {
 		return fmt.Errorf("pod %s: phase %q", pod, out)
 	})
 	if err != nil || failed {
-		logs, _ := l.kubectl("-n", workloadNS, "logs", pod)
-		desc, _ := l.kubectl("-n", workloadNS, "describe", "pod", pod)
+		logs, _ := kubectl("-n", ns, "logs", pod)
+		desc, _ := kubectl("-n", ns, "describe", "pod", pod)
 		t.Fatalf("pod %s did not succeed (failed=%v, %v)\nlogs:\n%s\n%s", pod, failed, err, logs, desc)
 	}
 }
