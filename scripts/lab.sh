@@ -11,6 +11,7 @@
 #   scripts/lab.sh machine-down cN...       remove them (their clusters deleted first)
 #   scripts/lab.sh machine-stop cN...       pull their plug: kill every process on them
 #   scripts/lab.sh machine-start cN...      power them on again (their agent restarts the rest)
+#   scripts/lab.sh manifest FILE            print FILE with the lab registry's CA in its mirrors
 #
 # Layout (every address exists only inside the lab):
 #   bridge kcore-lab0 10.77.0.1/24 on the host; network namespaces kcore-lab-n1..n3
@@ -279,6 +280,14 @@ registry() {
   say "registry: https://$REGISTRY_ADDR (data in $REGISTRY_DIR/data, CA $REGISTRY_DIR/pki/ca.crt)"
   "$REPO/scripts/lab-registry.sh" start "$REGISTRY_DIR" "$REGISTRY_ADDR"
   "$REPO/scripts/lab-registry.sh" push "$REGISTRY_DIR" "$REGISTRY_ADDR"
+  with_lab_ca "$MANIFEST" >"$LAB/cluster.yaml"
+  MANIFEST=$LAB/cluster.yaml
+}
+
+# with_lab_ca FILE prints the manifest FILE with the lab registry's CA as
+# the caPem of every mirror entry whose endpoint is the lab registry.
+with_lab_ca() {
+  [ -f "$REGISTRY_DIR/pki/ca.crt" ] || die "no lab registry CA in $REGISTRY_DIR/pki (make lab first)"
   awk -v ep="endpoints: [https://$REGISTRY_ADDR]" -v ca="$REGISTRY_DIR/pki/ca.crt" '
     { print }
     index($0, ep) {
@@ -286,8 +295,7 @@ registry() {
       print pad "caPem: |"
       while ((getline l < ca) > 0) print pad "  " l
       close(ca)
-    }' "$MANIFEST" >"$LAB/cluster.yaml"
-  MANIFEST=$LAB/cluster.yaml
+    }' "$1"
 }
 
 # releases NODE_ROOT: one link per release in the cache, the directory a
@@ -852,5 +860,6 @@ case "${1:-}" in
   machine-down) shift && machine_down "$@" ;;
   machine-stop) shift && machine_stop "$@" ;;
   machine-start) shift && machine_start "$@" ;;
-  *) echo "usage: scripts/lab.sh up|down|stop|start|status|machine-up|machine-down|machine-stop|machine-start cN..." >&2; exit 2 ;;
+  manifest) [ $# -eq 2 ] || die "usage: scripts/lab.sh manifest FILE"; with_lab_ca "$2" ;;
+  *) echo "usage: scripts/lab.sh up|down|stop|start|status|machine-up|machine-down|machine-stop|machine-start cN...|manifest FILE" >&2; exit 2 ;;
 esac

@@ -59,8 +59,9 @@ type LabOptions struct {
 
 // labFigures brings the lab up (controllers and agents, no apply), measures
 // figure 6 (apply --wait against the hand-started floor), figure 5b (VIP
-// moves) and figure 7 (rolling control-plane updates) and takes the lab
-// down again, whatever happened.
+// moves), figure 7 (rolling control-plane updates) and figure 5c (Cilium's
+// L2 address moves, on machines of its own) and takes the lab down again,
+// whatever happened.
 func labFigures(ctx context.Context, o LabOptions, dataDir string, progress func(string)) ([]Figure, error) {
 	if why := labSkip(o); why != "" {
 		return nil, errors.New(why)
@@ -106,7 +107,8 @@ func labFigures(ctx context.Context, o LabOptions, dataDir string, progress func
 			return nil, err
 		}
 	}
-	return slices.Concat(r.figures(), vip, roll), nil
+	l2 := l2Figures(ctx, l, o.Runs, progress)
+	return slices.Concat(r.figures(), vip, l2, roll), nil
 }
 
 // labSkip says why the lab figures cannot run here, or "".

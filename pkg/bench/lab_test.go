@@ -151,3 +151,19 @@ func TestNextEvent(t *testing.T) {
 		}
 	}
 }
+
+// TestAgentDefault reads a flag's default from cilium-agent --help.
+func TestAgentDefault(t *testing.T) {
+	help := "Flags:\n      --l2-announcements-lease-duration duration                  Duration of inactivity after which a new leader is selected (default 15s)\n" +
+		"      --l2-announcements-lease-duration-other duration   other (default 9s)\n      --l2-announcements-retry-period duration   Timeout (default 2s)\n      --no-default string   none\n"
+	for key, want := range map[string]string{
+		"l2-announcements-lease-duration": "15s",
+		"l2-announcements-retry-period":   "2s",
+		"no-default":                      "",
+		"missing":                         "",
+	} {
+		if got := agentDefault(help, key); got != want {
+			t.Errorf("agentDefault(%s) = %q, want %q", key, got, want)
+		}
+	}
+}

@@ -34,7 +34,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	fs.DurationVar(&o.FleetWindow, "fleet-window", 0, "length of one figure 3 window (default 30s)")
 	fs.StringVar(&fleet, "fleet-sizes", "1000,5000", "figure 3's fleet sizes (simulated agents), run smallest first")
 	fs.IntVar(&o.FailoverRuns, "failover-runs", 0, "runs of figure 5a (default 5)")
-	fs.IntVar(&o.Lab.Runs, "lab-runs", 0, "runs of each lab figure, 5b, 6 and 7 (default 3)")
+	fs.IntVar(&o.Lab.Runs, "lab-runs", 0, "runs of each lab figure, 5b, 5c, 6 and 7 (default 3)")
 	fs.StringVar(&o.Lab.Repo, "repo", ".", "repository root for the lab figures (scripts/lab.sh, examples/lab/cluster.yaml)")
 	fs.StringVar(&o.Lab.BinDir, "bin-dir", "bin", "directory with kctl, kcore-controller and kcore-node-agent for the lab figures")
 	fs.StringVar(&o.Lab.Cache, "k8s-cache", defaultCache(), "Kubernetes binary cache the lab runs from (its bin/current)")

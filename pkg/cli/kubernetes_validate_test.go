@@ -109,7 +109,7 @@ func TestKubernetesValidateExamples(t *testing.T) {
 	if code != 0 || stderr != "" {
 		t.Fatalf("exit %d, stderr %q, output:\n%s", code, stderr, out)
 	}
-	if !strings.HasSuffix(out, "../../examples/: 6 documents valid (2 warnings)\n") {
+	if !strings.HasSuffix(out, "../../examples/: 7 documents valid (2 warnings)\n") {
 		t.Errorf("summary:\n%s", out)
 	}
 }

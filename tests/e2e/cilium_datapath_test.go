@@ -14,15 +14,12 @@ import (
 	"kcore.dev/kcore/pkg/render"
 )
 
-// The Cilium cluster the lab runs on machines of its own (scripts/lab.sh
-// machine-up c1 c2 c3): three control planes behind their own VIP on the
-// API port 6443, Cilium's datapath in place of the bridge CNI and
-// kube-proxy, and an L2 pool on the lab's bridge.
+// The Cilium cluster the lab runs on machines of its own
+// (examples/lab/cilium.yaml, on scripts/lab.sh machine-up c1 c2 c3).
 const (
-	ciliumClusterName = "lab-cilium"
-	ciliumVIP         = "10.77.0.102"
-	// ciliumPool is the cluster's LoadBalancer pool: addresses on the
-	// lab's bridge that no machine holds, announced over ARP.
+	ciliumClusterName  = "lab-cilium"
+	ciliumManifestFile = "examples/lab/cilium.yaml"
+	// ciliumPool is the manifest's LoadBalancer pool.
 	ciliumPool = "10.77.0.240/29"
 	// ciliumTimeout bounds the cluster's create and delete.
 	ciliumTimeout = 12 * time.Minute
@@ -44,43 +41,15 @@ func ciliumMachines() []labNode {
 	return out
 }
 
-// ciliumManifest is the Cilium cluster's manifest, its registry mirrors the
-// lab manifest's (with the lab CA) plus one for quay.io, where Cilium's
-// images come from.
+// ciliumManifest is the Cilium cluster's manifest as scripts/lab.sh
+// manifest prints it: its registry mirrors carry the lab's CA.
 func ciliumManifest(t *testing.T, l *lab) string {
 	t.Helper()
-	src := l.labManifest(t)
-	i := strings.Index(src, "  registryMirrors:\n")
-	j := strings.Index(src, "    - registry: docker.io\n")
-	if i < 0 || j < i {
-		t.Fatalf("the lab manifest has no registryMirrors with docker.io:\n%s", src)
+	out, err := run(30*time.Second, nil, filepath.Join(l.repo, labScript), "manifest", filepath.Join(l.repo, ciliumManifestFile))
+	if err != nil || !strings.Contains(out, "name: "+ciliumClusterName+"\n") || !strings.Contains(out, "caPem: |") || !strings.Contains(out, ciliumPool) {
+		t.Fatalf("scripts/lab.sh manifest %s: %v\n%s", ciliumManifestFile, err, out)
 	}
-	mirrors := src[i:] + strings.Replace(src[j:], "registry: docker.io", "registry: quay.io", 1)
-	var b strings.Builder
-	fmt.Fprintf(&b, `apiVersion: kcore.dev/v1
-kind: KubernetesCluster
-metadata:
-  name: %s
-spec:
-  clusterCidr: 10.246.0.0/16
-  serviceCidr: 10.112.0.0/16
-  clusterDns: 10.112.0.10
-  apiServerEndpoint: %s:6443
-  cni: cilium
-  cilium:
-    loadBalancerIpPools: [%s]
-  controlPlaneNodes:
-`, ciliumClusterName, ciliumVIP, ciliumPool)
-	for _, m := range ciliumMachines() {
-		fmt.Fprintf(&b, "    - nodeId: %s\n      advertiseAddress: %s\n      iface: eth0\n", m.id, m.addr)
-	}
-	fmt.Fprintf(&b, `  highAvailability:
-    enabled: true
-    vipAddress: %s
-    vipInterface: eth0
-  scheduleOnControlPlane: true
-`, ciliumVIP)
-	return b.String() + mirrors
+	return out
 }
 
 // kubectlCilium runs kubectl against the Cilium cluster with c1's admin
