@@ -54,7 +54,7 @@ func l2Figures(ctx context.Context, l *labEnv, runs int, progress func(string)) 
 // chart rendered: the lease's duration plus its retry period.
 func l2Figure(ctx context.Context, l *labEnv, runs int, progress func(string)) (Figure, error) {
 	if _, err := os.Stat(filepath.Join(l.o.Cache, "images", "cilium", "cilium.oci.tar")); err != nil {
-		return Figure{}, fmt.Errorf("Cilium's images are not built (scripts/build-images.sh --set cilium): %w", err)
+		return Figure{}, fmt.Errorf("no Cilium images (scripts/build-images.sh --set cilium builds them): %w", err)
 	}
 	script := filepath.Join(l.o.Repo, labScript)
 	if out, err := l.run(ctx, 5*time.Minute, l.scriptEnv(), filepath.Join(l.o.Repo, "scripts", "lab-registry.sh"), "push", filepath.Join(l.dir, "registry"), "10.77.0.1:5000", "cilium"); err != nil {
