@@ -81,7 +81,7 @@ func TestExamples(t *testing.T) {
 	for _, d := range docs {
 		kinds[d.Kind+"/"+d.Format]++
 	}
-	if kinds["KubernetesCluster/yaml"] != 3 || kinds["KubernetesCluster/hcl"] != 1 || kinds["ClusterUpdate/hcl"] != 1 {
+	if kinds["KubernetesCluster/yaml"] != 4 || kinds["KubernetesCluster/hcl"] != 1 || kinds["ClusterUpdate/hcl"] != 1 {
 		t.Errorf("examples hold %v", kinds)
 	}
 }

@@ -71,6 +71,7 @@ func TestCiliumSettingsEqualReference(t *testing.T) {
 	}
 	want := append([]string{"helm", "upgrade", "--install", "cilium", CiliumChartDir, "--namespace", "kube-system",
 		"--kubeconfig=" + AdminKubeconfigPath, "--kube-apiserver=https://127.0.0.1:6443",
+		"--wait", "--timeout=" + CiliumInstallTimeout,
 		"--reset-values", "--set", "rollOutCiliumPods=true"}, interleave("--set", referenceCiliumSettings())...)
 	if !slices.Equal(u.Argv, want) {
 		t.Fatalf("cilium argv:\n got %q\nwant %q", u.Argv, want)
