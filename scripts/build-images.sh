@@ -309,14 +309,14 @@ debian_rootfs() {
   local name=$1 packages=$2 tar="$out/bin/$1.rootfs.tar" st t
   command -v mmdebstrap >/dev/null || die "mmdebstrap is not installed (apt-get install mmdebstrap)"
   st="mmdebstrap $(dpkg-query -W -f '${Version}' mmdebstrap) $DEBIAN_SUITE minbase $packages"
-  if [ "$force" = 0 ] && [ -f "$tar" ] && [ -f "$out/bin/.$name.stamp" ] &&
-    [ "$(cat "$out/bin/.$name.stamp")" = "$st"$'\n'"sha256 $(sha "$tar")" ]; then
+  if [ "$force" = 0 ] && [ -f "$tar" ] && [ -f "$out/bin/.$name.rootfs.stamp" ] &&
+    [ "$(cat "$out/bin/.$name.rootfs.stamp")" = "$st"$'\n'"sha256 $(sha "$tar")" ]; then
     log "$name root filesystem up to date ($tar)"
     return
   fi
   t=$SECONDS
   log "$name root filesystem … mmdebstrap $DEBIAN_SUITE with $packages"
-  rm -f "$out/bin/.$name.stamp"
+  rm -f "$out/bin/.$name.rootfs.stamp"
   rm -rf "$tar" "$tar.tmp"
   # mmdebstrap picks its output format from the target's extension, and
   # .tmp is none it knows: without --format=tar it writes a directory.
@@ -324,7 +324,7 @@ debian_rootfs() {
     --dpkgopt='path-exclude=/usr/share/doc/*' --dpkgopt='path-exclude=/usr/share/man/*' \
     --dpkgopt='path-exclude=/usr/share/locale/*' "$DEBIAN_SUITE" "$tar.tmp"
   mv -f "$tar.tmp" "$tar"
-  printf '%s\nsha256 %s\n' "$st" "$(sha "$tar")" >"$out/bin/.$name.stamp"
+  printf '%s\nsha256 %s\n' "$st" "$(sha "$tar")" >"$out/bin/.$name.rootfs.stamp"
   log "$name root filesystem made in $(elapsed "$t") ($(du -h "$tar" | cut -f1))"
 }
 case "$set" in
