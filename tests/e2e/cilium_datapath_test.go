@@ -67,8 +67,9 @@ func (l *lab) kubectlCilium(args ...string) (string, error) {
 // Service and cluster DNS answer through Cilium's service load balancing;
 // a LoadBalancer Service gets an address from the kcore pool, which a
 // client in another namespace on the bridge reaches through Cilium's ARP
-// announcement; and when the announcing node's power is cut, another node
-// takes the address over (how long it took is logged).
+// announcement; when the announcing node's power is cut, another node
+// takes the address over (how long it took is logged); and a changed
+// setting upgrades Cilium in place (checkCiliumUpgradesInPlace).
 func testCiliumDatapath(t *testing.T, l *lab) {
 	if out, err := run(ciliumImagesTimeout, nil, filepath.Join(l.repo, "scripts", "lab-registry.sh"), "push", filepath.Join(l.dir, "registry"), labHost+":5000", "cilium"); err != nil {
 		t.Fatalf("push Cilium's images into the lab registry (scripts/build-images.sh --set cilium builds them; make e2e does): %v\n%s", err, out)
@@ -130,9 +131,9 @@ const ciliumWorkloadNS = "kcore-cilium-e2e"
 
 // checkCiliumPods: echo servers on two nodes get addresses from their
 // nodes' pod CIDRs; a client on a third reaches one of them by its pod
-// address (native routing across nodes), both through a ClusterIP Service
-// (Cilium's socket and tc load balancing, no kube-proxy) and resolves
-// names through cluster DNS (CoreDNS behind its own ClusterIP).
+// address (native routing across nodes) and through a ClusterIP Service
+// (Cilium's load balancing at the pod's interface, no kube-proxy), and
+// resolves names through cluster DNS (CoreDNS behind its own ClusterIP).
 func checkCiliumPods(t *testing.T, l *lab) {
 	ms := ciliumMachines()
 	if out, err := l.kubectlCilium("create", "namespace", ciliumWorkloadNS); err != nil {
