@@ -22,8 +22,8 @@ const (
 	l2Namespace = "kcore-bench-l2"
 	// l2Name names figure 5c.
 	l2Name = "Cilium L2 LoadBalancer address answering again after its announcer's power cut"
-	// l2Probe is how often the address is probed after the cut, each probe
-	// a new connection given one l2Probe at most.
+	// l2Probe is the pause between probes of the address after the cut,
+	// each probe a new connection given one second at most.
 	l2Probe = 100 * time.Millisecond
 	// l2MoveTimeout bounds one move.
 	l2MoveTimeout = 3 * time.Minute
@@ -137,7 +137,7 @@ func l2Figure(ctx context.Context, l *labEnv, runs int, progress func(string)) (
 	}
 	fig := measured("5c", l2Name, "s", moves).withReference(boundName, bound)
 	fig = fig.withTarget("ratio <= 1.0", fig.Value != nil && *fig.Value <= bound)
-	return fig.withNote(fmt.Sprintf("3 control planes with their own mounts (examples/lab/cilium.yaml), echo pods on two of them behind a LoadBalancer Service in the kcore pool; from the start of scripts/lab.sh machine-stop (SIGKILL to every process of the lease holder) to the first answer of a GET from the host on the lab bridge, a new connection every %s", l2Probe)), nil
+	return fig.withNote(fmt.Sprintf("3 control planes with their own mounts (examples/lab/cilium.yaml), echo pods on two of them behind a LoadBalancer Service in the kcore pool; from the start of scripts/lab.sh machine-stop (SIGKILL to every process of the lease holder) to the first answer of a GET from the host on the lab bridge, a new connection %s after each failed one (1 s timeout)", l2Probe)), nil
 }
 
 // ciliumKubectl runs kubectl against the Cilium cluster with c1's admin
