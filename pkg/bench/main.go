@@ -20,11 +20,12 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("kcore-bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var o Options
-	var out, cpuProfile, only, clients, fleet, note string
+	var out, cpuProfile, memProfile, only, clients, fleet, note string
 	fs.StringVar(&out, "out", "bench/results.json", "write the JSON report here")
-	fs.StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the bench process (in-process replicas included) here")
+	fs.StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the bench process (its clients and the in-process replicas of figure 2 and of figure 1's split rows) here")
+	fs.StringVar(&memProfile, "memprofile", "", "write an allocation profile of the bench process at its end here (go tool pprof -sample_index=alloc_space)")
 	fs.StringVar(&o.EtcdBin, "etcd", "", "etcd binary for figure 1's reference (empty: not measured)")
-	fs.StringVar(&o.ControllerBin, "controller", "bin/kcore-controller", "kcore-controller binary for figures 3 and 5a")
+	fs.StringVar(&o.ControllerBin, "controller", "bin/kcore-controller", "kcore-controller binary for figures 1, 3 and 5a")
 	fs.StringVar(&o.DataDir, "data-dir", "", "directory for replica and member data (default: a temp dir, removed afterwards)")
 	fs.StringVar(&only, "only", "", "comma-separated figure groups to run: "+strings.Join(Groups(), ","))
 	fs.StringVar(&clients, "clients", "1,64,256", "figure 1's client counts")
@@ -81,6 +82,12 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "kcore-bench: %v\n", err)
 		return 1
 	}
+	if memProfile != "" {
+		if err := writeHeapProfile(memProfile); err != nil {
+			fmt.Fprintf(stderr, "kcore-bench: %v\n", err)
+			return 1
+		}
+	}
 	rep.Machine.Note = note
 	if err := rep.PrintTable(stdout); err != nil {
 		fmt.Fprintf(stderr, "kcore-bench: %v\n", err)
@@ -94,6 +101,20 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "wrote %s\n", out)
 	}
 	return 0
+}
+
+// writeHeapProfile writes the process's heap profile, whose alloc_space
+// and alloc_objects samples count every allocation since it started.
+func writeHeapProfile(path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := pprof.Lookup("allocs").WriteTo(f, 0); err != nil {
+		f.Close()
+		return fmt.Errorf("write allocation profile: %w", err)
+	}
+	return f.Close()
 }
 
 // positiveList parses a comma-separated list of positive numbers given
