@@ -31,10 +31,10 @@ type procReplica struct {
 	proc *ctlproc.Process
 }
 
-// startProcs starts the three processes (each on ports it picks itself),
-// waits for them to form a cluster and returns it with a cluster-admin
-// client for every replica.
-func startProcs(ctx context.Context, bin, root string, auth *ctlproc.Authority) (*procCluster, *client.Client, error) {
+// startProcs starts the three processes (each on ports it picks itself,
+// with the flags extra beside the bench's own), waits for them to form a
+// cluster and returns it with a cluster-admin client for every replica.
+func startProcs(ctx context.Context, bin, root string, auth *ctlproc.Authority, extra ...string) (*procCluster, *client.Client, error) {
 	p := &procCluster{}
 	for i := range 3 {
 		pkiDir, err := controllerDir(auth, root, i)
@@ -47,7 +47,7 @@ func startProcs(ctx context.Context, bin, root string, auth *ctlproc.Authority) 
 			DataDir:   filepath.Join(root, fmt.Sprintf("data-%d", i)),
 			LogPath:   filepath.Join(root, fmt.Sprintf("controller-%d.log", i)),
 			Bootstrap: i == 0,
-			Args:      []string{"--max-conns", strconv.Itoa(benchConns), "--max-conns-per-source", strconv.Itoa(benchConns)},
+			Args:      append([]string{"--max-conns", strconv.Itoa(benchConns), "--max-conns-per-source", strconv.Itoa(benchConns)}, extra...),
 		}}
 		if i > 0 {
 			r.spec.Join = []string{p.reps[0].api}
@@ -179,6 +179,19 @@ func (p *procCluster) leader(ctx context.Context, c *client.Client) (*procReplic
 		}
 	}
 	return nil, 0, errors.New("no leader among the controller processes")
+}
+
+// waitLeader returns the leader, waiting out an election:
+// under a heavy load on this machine a replica may miss heartbeats and
+// start one.
+func (p *procCluster) waitLeader(ctx context.Context, c *client.Client) (*procReplica, error) {
+	var l *procReplica
+	err := poll(ctx, readyTimeout, func() error {
+		var err error
+		l, _, err = p.leader(ctx, c)
+		return err
+	})
+	return l, err
 }
 
 // procUsage is a process's CPU time and peak RSS.

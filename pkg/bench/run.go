@@ -39,7 +39,7 @@ type Options struct {
 	DataDir string
 	// EtcdBin is the etcd binary; empty leaves figure 1's reference out.
 	EtcdBin string
-	// ControllerBin is the kcore-controller binary figures 3 and 5a run.
+	// ControllerBin is the kcore-controller binary figures 1, 3 and 5a run.
 	ControllerBin string
 	// Only runs these groups (see Groups); empty runs all.
 	Only []string
@@ -175,8 +175,9 @@ func (r *runner) add(id, name string, f func() ([]Figure, error)) {
 	r.rep.Figures = append(r.rep.Figures, figs...)
 }
 
-// inprocFigures runs figures 1 and 2 on three in-process replicas (and
-// figure 1's reference on three etcd processes).
+// inprocFigures runs figure 2 on three in-process replicas and figure 1
+// (its split rows on those replicas, the rest on controller and etcd
+// processes).
 func (r *runner) inprocFigures(ctx context.Context, writes, propagation bool) {
 	root := filepath.Join(r.o.DataDir, "inproc")
 	auth, err := ctlproc.NewAuthority("bench inproc")
@@ -205,9 +206,21 @@ func (r *runner) inprocFigures(ctx context.Context, writes, propagation bool) {
 	}
 }
 
+// writeFigures runs figure 1: writes to three kcore-controller processes
+// (and, beside them, to three more with the bolt log store) against three
+// etcd processes, with the split rows on the in-process cluster cl.
 func (r *runner) writeFigures(ctx context.Context, cl *inprocCluster, auth *ctlproc.Authority) ([]Figure, error) {
-	b := &writeBench{ours: cl, auth: auth, warmup: r.o.WriteWarmup, duration: r.o.WriteDuration, raw: true}
-	bolt, err := startInproc(ctx, filepath.Join(r.o.DataDir, "inproc-bolt"), auth, r.o.Logger, raftnode.LogStoreBolt)
+	if r.o.ControllerBin == "" {
+		return nil, errors.New("no kcore-controller binary given")
+	}
+	b := &writeBench{split: cl, auth: auth, warmup: r.o.WriteWarmup, duration: r.o.WriteDuration}
+	ours, err := startWriteCluster(ctx, r.o.ControllerBin, filepath.Join(r.o.DataDir, "writes-wal"), auth)
+	if err != nil {
+		return nil, fmt.Errorf("start the controller processes: %w", err)
+	}
+	defer ours.close()
+	b.ours = ours
+	bolt, err := startWriteCluster(ctx, r.o.ControllerBin, filepath.Join(r.o.DataDir, "writes-bolt"), auth, "--log-store", raftnode.LogStoreBolt)
 	if err != nil {
 		return nil, fmt.Errorf("start the bolt log store cluster: %w", err)
 	}

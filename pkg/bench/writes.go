@@ -31,36 +31,61 @@ func payload1K() []byte {
 
 // writeSample is one run of both systems at one client count. bolt is
 // ours again on a second cluster whose replicas keep the raft log in bbolt
-// (raftnode.LogStoreBolt) instead of the default WAL, run right after ours
-// so both see the same machine. raw is the
-// same load applied straight to the leader's raft node as a bare put (no
-// HTTP, TLS or audit entry) and rawAudit as the server commits it: the put
-// and its audit entry in one store.Batch, one raft entry. They split the
-// write path's cost.
+// (--log-store bolt) instead of the default WAL, run right after ours so
+// both see the same machine. raw is the same load applied straight to the
+// leader's raft node of an in-process cluster as a bare put (no HTTP, TLS
+// or audit entry) and rawAudit as the server commits it: the put and its
+// audit entry in one store.Batch, one raft entry. They split the write
+// path's cost.
 type writeSample struct {
 	ours, bolt, etcd, raw, rawAudit loadResult
 }
 
 // writeBench drives figure 1.
 type writeBench struct {
-	ours     *inprocCluster
-	bolt     *inprocCluster // nil: the bolt comparison is not measured
+	// ours and bolt are three kcore-controller processes each, as etcd's
+	// members are three processes: each replica has its own heap and
+	// garbage collector, apart from the clients'.
+	ours *writeCluster
+	bolt *writeCluster // nil: the bolt comparison is not measured
+	// split is the in-process cluster the diagnostic split rows apply to
+	// (nil: not measured).
+	split    *inprocCluster
 	etcd     *etcdCluster
 	auth     *ctlproc.Authority
 	warmup   time.Duration
 	duration time.Duration
-	// raw also measures the raft-only split (half the duration).
-	raw bool
+}
+
+// writeCluster is one three-process controller cluster figure 1 writes to.
+type writeCluster struct {
+	procs *procCluster
+	admin *client.Client
+}
+
+// startWriteCluster starts three kcore-controller processes under root with
+// the flags extra.
+func startWriteCluster(ctx context.Context, bin, root string, auth *ctlproc.Authority, extra ...string) (*writeCluster, error) {
+	p, admin, err := startProcs(ctx, bin, root, auth, extra...)
+	if err != nil {
+		return nil, err
+	}
+	return &writeCluster{procs: p, admin: admin}, nil
+}
+
+func (w *writeCluster) close() {
+	w.admin.Close()
+	w.procs.close()
 }
 
 // oursOps returns n writers, each a client.Client of its own (its own
 // transport and TLS connection) to the leader's API of cl.
-func (b *writeBench) oursOps(ctx context.Context, cl *inprocCluster, n int) ([]op, func(), error) {
-	leader, err := cl.waitLeader(ctx)
+func (b *writeBench) oursOps(ctx context.Context, cl *writeCluster, n int) ([]op, func(), error) {
+	leader, err := cl.procs.waitLeader(ctx, cl.admin)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, fmt.Errorf("controller writes: %w", err)
 	}
-	cfg, err := b.auth.ClientConfig([]string{leader.HTTPAddr()}, apiv1.RoleClusterAdmin, "bench-writer")
+	cfg, err := b.auth.ClientConfig([]string{leader.api}, apiv1.RoleClusterAdmin, "bench-writer")
 	if err != nil {
 		return nil, nil, err
 	}
@@ -119,7 +144,7 @@ func (b *writeBench) etcdOps(ctx context.Context, n int) ([]op, func(), error) {
 // what the server applies after decoding a PUT: a bare put, or (audit) the
 // put and its audit entry in one store.Batch, as the server commits them.
 func (b *writeBench) rawOps(ctx context.Context, n int, audit bool) ([]op, error) {
-	leader, err := b.ours.waitLeader(ctx)
+	leader, err := b.split.waitLeader(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -167,7 +192,7 @@ func auditedPut(put store.Put, writer int) (store.Command, error) {
 // cluster goes before ours, so neither log store always runs second.
 func (b *writeBench) runOne(ctx context.Context, run, n int) (writeSample, error) {
 	var s writeSample
-	clusters := []*inprocCluster{b.ours}
+	clusters := []*writeCluster{b.ours}
 	results := []*loadResult{&s.ours}
 	if b.bolt != nil {
 		clusters, results = append(clusters, b.bolt), append(results, &s.bolt)
@@ -184,7 +209,7 @@ func (b *writeBench) runOne(ctx context.Context, run, n int) (writeSample, error
 		*results[i] = runLoad(ctx, ops, b.warmup, b.duration)
 		done()
 	}
-	if b.raw {
+	if b.split != nil {
 		ops, err := b.rawOps(ctx, n, false)
 		if err != nil {
 			return s, err
@@ -224,7 +249,7 @@ func (b *writeBench) figures(ctx context.Context, counts []int, runs int, progre
 			if b.etcd != nil {
 				line += fmt.Sprintf("; etcd %.0f/s p99 %.1f ms (%d errors)", s.etcd.rate(), LatenciesOf(s.etcd.lats).P99, s.etcd.errs)
 			}
-			progress(line + "; " + b.raftStats())
+			progress(line + "; " + b.raftStats(ctx))
 			samples[n] = append(samples[n], s)
 		}
 	}
@@ -234,7 +259,7 @@ func (b *writeBench) figures(ctx context.Context, counts []int, runs int, progre
 		if b.bolt != nil {
 			out = append(out, boltRows(n, samples[n])...)
 		}
-		if b.raw {
+		if b.split != nil {
 			out = append(out, rawRows(n, samples[n])...)
 		}
 	}
@@ -316,13 +341,12 @@ func rawRows(n int, ss []writeSample) []Figure {
 	}
 }
 
-// raftStats says where the leader's log and last snapshot are, so a slow
-// run can be matched with a snapshot and log compaction.
-func (b *writeBench) raftStats() string {
-	l := b.ours.leader()
-	if l == nil {
-		return "no leader"
+// raftStats says which replica leads and where its log is, so a slow run
+// can be matched with an election.
+func (b *writeBench) raftStats(ctx context.Context) string {
+	l, last, err := b.ours.procs.leader(ctx, b.ours.admin)
+	if err != nil {
+		return err.Error()
 	}
-	st := l.Node().Stats()
-	return fmt.Sprintf("leader %s term %s last_log_index %s last_snapshot_index %s", l.Node().ID(), st["term"], st["last_log_index"], st["last_snapshot_index"])
+	return fmt.Sprintf("leader controller-%d last_log_index %d", l.index, last)
 }
