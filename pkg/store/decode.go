@@ -29,6 +29,10 @@ type typedCommand[P any] struct {
 // else (another field order, an unknown field, a missing payload, trailing
 // data) takes the general path, which decodes the envelope and leaves the
 // payload to Apply; both paths give the same command.
+//
+// A binary command's put data is a slice of b itself (see binReader.put):
+// b must not change while the command, or a state it was applied to, holds
+// it. A raft log entry's Data, the one thing decoded here, never changes.
 func DecodeCommand(b []byte) (Command, error) {
 	if len(b) > 0 && b[0] == wireBinary {
 		return decodeBinary(b)

@@ -90,8 +90,35 @@ func (r *binReader) index() *uint64 {
 	}
 }
 
+// shared returns the next n bytes as a slice of the entry itself, its
+// capacity cut at its end so an append cannot reach the bytes after it.
+func (r *binReader) shared(n uint64) []byte {
+	if r.err != nil || n > uint64(len(r.b)) {
+		r.fail(errShort)
+		return nil
+	}
+	v := r.b[:n:n]
+	r.b = r.b[n:]
+	return v
+}
+
+// optShared is opt without the copy: see put.
+func (r *binReader) optShared() []byte {
+	n := r.uvarint()
+	if r.err != nil || n == 0 {
+		return nil
+	}
+	return r.shared(n - 1)
+}
+
+// put reads a Put whose data is a slice of the entry rather than a copy:
+// the data is most of a put's entry and the state keeps it as long as the
+// object lives, so a copy would only double what every replica allocates
+// per write. Audit entries are copied (opt): the audit log keeps up to
+// AuditRetain of them, long after their entry's put data is overwritten,
+// and a shared one would keep that whole entry alive.
 func (r *binReader) put() *Put {
-	return &Put{Kind: r.str(), Name: r.str(), Data: r.opt(), ExpectModifyIndex: r.index()}
+	return &Put{Kind: r.str(), Name: r.str(), Data: r.optShared(), ExpectModifyIndex: r.index()}
 }
 
 func (r *binReader) delete() *Delete {

@@ -213,3 +213,41 @@ func TestDecodeBinaryRefusesMalformed(t *testing.T) {
 		}
 	}
 }
+
+// TestDecodedPutDataSharesOnlyItsOwnBytes: a binary put's data is a slice of
+// the entry, so appending to it must not write over the rest of the entry;
+// the audit entry is a copy, so the audit log never keeps a whole entry
+// alive (changing the entry after decoding leaves it as it was).
+func TestDecodedPutDataSharesOnlyItsOwnBytes(t *testing.T) {
+	put := Put{Kind: "Node", Name: "a", Data: json.RawMessage(`{"x":1}`)}
+	cmd := mustCmd(t)(Batch{Ops: []Op{{Put: &put}}, Audit: &AppendAudit{Entry: json.RawMessage(`{"result":200}`)}}.Command())
+	wire, err := cmd.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept := bytes.Clone(wire)
+	c, err := DecodeCommand(wire)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, ok := c.typed.(*Batch)
+	if !ok || len(b.Ops) != 1 || b.Audit == nil {
+		t.Fatalf("decoded %#v", c.typed)
+	}
+	data := b.Ops[0].Put.Data
+	_ = append(data, "garbage"...)
+	if !bytes.Equal(wire, kept) {
+		t.Fatalf("appending to the put's data changed the entry:\n%q\n%q", wire, kept)
+	}
+	at := bytes.Index(wire, []byte(`{"result":200}`))
+	if at < 0 {
+		t.Fatalf("no audit entry in %q", wire)
+	}
+	wire[at+2] = 'X'
+	if string(b.Audit.Entry) != `{"result":200}` {
+		t.Errorf("the audit entry shares the entry's memory: %q", b.Audit.Entry)
+	}
+	if string(data) != `{"x":1}` {
+		t.Errorf("put data = %q", data)
+	}
+}
