@@ -251,3 +251,21 @@ func TestDecodedPutDataSharesOnlyItsOwnBytes(t *testing.T) {
 		t.Errorf("put data = %q", data)
 	}
 }
+
+// FuzzNormalRaw: whichever path normalRaw takes, it returns what
+// json.Marshal makes of the raw JSON (and fails where it fails).
+func FuzzNormalRaw(f *testing.F) {
+	for _, raw := range []string{
+		`{"x":1}`, `{ "x" : 1 }`, `"<b>"`, `{"a":"&"}`, `"\u2028"`, "\"\u2028\"", "\"\u2029x\"", "\"\u2027\"",
+		`[1,2,{"k":"v w"}]`, `"a\"b"`, `"é"`, `null`, `{"x":`, `{"x":1}}`, `nul`, ``, " 1", "\"\xe2\x80\"",
+	} {
+		f.Add([]byte(raw))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		want, wantErr := json.Marshal(json.RawMessage(raw))
+		got, err := normalRaw(json.RawMessage(raw))
+		if (err != nil) != (wantErr != nil) || string(got) != string(want) {
+			t.Errorf("normalRaw(%q) = %q, %v; json.Marshal gives %q, %v", raw, got, err, want, wantErr)
+		}
+	})
+}
