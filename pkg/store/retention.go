@@ -3,6 +3,7 @@ package store
 import (
 	"bytes"
 	"encoding/json"
+	"sync"
 )
 
 // Where the audit log's retention is stored: one object the leader writes
@@ -45,15 +46,37 @@ func (t *txn) auditPolicy() AuditRetention {
 	if o == nil {
 		return defaultRetention()
 	}
-	var p AuditRetention
-	dec := json.NewDecoder(bytes.NewReader(o.Data))
+	return t.retention.decode(o.Data)
+}
+
+// retentionMemo holds the last retention policy decoded and the bytes it
+// was decoded from: every audit append reads the policy, which changes
+// when the leader's flags do, so decoding it each time only made garbage.
+type retentionMemo struct {
+	mu   sync.Mutex
+	data []byte
+	p    AuditRetention
+}
+
+// decode returns the policy data holds, or the default when it does not
+// decode.
+func (m *retentionMemo) decode(data []byte) AuditRetention {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.data != nil && bytes.Equal(m.data, data) {
+		return m.p
+	}
+	p := defaultRetention()
+	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
-	if err := dec.Decode(&p); err != nil {
-		return defaultRetention()
+	if err := dec.Decode(&p); err == nil {
+		if p.MaxEntries <= 0 {
+			p.MaxEntries = AuditRetain
+		}
+	} else {
+		p = defaultRetention()
 	}
-	if p.MaxEntries <= 0 {
-		p.MaxEntries = AuditRetain
-	}
+	m.data, m.p = bytes.Clone(data), p
 	return p
 }
 

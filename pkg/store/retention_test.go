@@ -180,3 +180,30 @@ func TestRetentionPutIsNotPartOfARequestTarget(t *testing.T) {
 		t.Fatalf("retry without the retention put: %+v, want the first attempt's result replayed", r)
 	}
 }
+
+// TestAuditRetentionFollowsAPolicyChange: the decoded policy is kept
+// between appends, but a new policy (or none, or one that does not decode)
+// applies from the next append on.
+func TestAuditRetentionFollowsAPolicyChange(t *testing.T) {
+	s := withPolicy(t, AuditRetention{MaxEntries: 3})
+	for i := uint64(2); i <= 5; i++ {
+		s.Apply(i, auditAt(t, t0, `{}`))
+	}
+	if got := auditNames(s); got != "[3 4 5]" {
+		t.Fatalf("under the first policy kept %s", got)
+	}
+	if r := s.Apply(6, putCmd(t, KindAuditPolicy, AuditPolicyName, `{"maxEntries":2}`, nil)); r.Err != nil {
+		t.Fatal(r.Err)
+	}
+	s.Apply(7, auditAt(t, t0, `{}`))
+	if got := auditNames(s); got != "[5 7]" {
+		t.Fatalf("after the policy changed to 2 entries kept %s, want [5 7]", got)
+	}
+	if r := s.Apply(8, putCmd(t, KindAuditPolicy, AuditPolicyName, `{"maxEntries":"x"}`, nil)); r.Err != nil {
+		t.Fatal(r.Err)
+	}
+	s.Apply(9, auditAt(t, t0, `{}`))
+	if got := auditNames(s); got != "[5 7 9]" {
+		t.Fatalf("a policy that does not decode must mean the default; kept %s", got)
+	}
+}

@@ -34,6 +34,8 @@ type State struct {
 	dedupLen   int
 	// auditBytes is the sum of the audit entries' data sizes.
 	auditBytes int64
+	// retention is the audit policy last decoded (see txn.auditPolicy).
+	retention retentionMemo
 
 	// watchMu guards the watch channels. Lock order: watchMu, then mu.
 	watchMu   sync.Mutex

@@ -30,6 +30,9 @@ type txn struct {
 	// auditDelta its change so far.
 	auditBytes func() int64
 	auditDelta int64
+	// retention decodes the audit policy (the State's, kept across
+	// transactions).
+	retention *retentionMemo
 }
 
 func (s *State) begin() *txn {
@@ -46,6 +49,7 @@ func (s *State) begin() *txn {
 		keys:       map[string]struct{}{},
 		counts:     s.Count,
 		auditBytes: s.AuditBytes,
+		retention:  &s.retention,
 	}
 }
 
