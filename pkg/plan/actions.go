@@ -33,7 +33,7 @@ func (b *builder) createSteps(s *stepper, c *api.KubernetesCluster, status api.C
 		l := layoutOf(c.Metadata.Name, status)
 		b.checkRuntime(c, l, cur)
 		b.checkCiliumInstaller(c, l, cur)
-		b.stepsFromDiff(s, modeCreate, l, diffRenders(nil, c, nil, cur, keepOrder))
+		b.stepsFromDiff(s, modeCreate, l, diffRenders(l, nil, c, nil, cur, keepOrder))
 	}
 }
 
@@ -53,7 +53,7 @@ func (b *builder) updateSteps(s *stepper, j job, next *api.KubernetesCluster, ne
 	l := layoutOf(j.name, status)
 	b.checkRuntime(next, l, cur)
 	b.checkCiliumInstaller(next, l, cur)
-	pcs := diffRenders(j.stored, next, old, cur, leaveOrder)
+	pcs := diffRenders(l, j.stored, next, old, cur, leaveOrder)
 	if s.replace {
 		pcs = leavesFirst(pcs)
 	}
@@ -68,7 +68,8 @@ func (b *builder) updateSteps(s *stepper, j job, next *api.KubernetesCluster, ne
 func (b *builder) teardownSteps(s *stepper, j job) {
 	status := b.env.status[j.name]
 	if old := b.renderFor(j.stored, status, true); old != nil {
-		b.stepsFromDiff(s, modeTeardown, layoutOf(j.name, status), diffRenders(j.stored, nil, old, nil, reverseOrder))
+		tl := layoutOf(j.name, status)
+		b.stepsFromDiff(s, modeTeardown, tl, diffRenders(tl, j.stored, nil, old, nil, reverseOrder))
 	}
 }
 

@@ -57,7 +57,7 @@ func (b *builder) rotationSteps(s *stepper, j job, next *api.KubernetesCluster, 
 			note = fmt.Sprintf("CA rotation %d → %d, reissue phase, once every member applied the trust phase and the cluster is ready: generation %d issues every certificate, generation %d is still trusted", r.From, r.To, r.To, r.From)
 		}
 		at := len(s.steps)
-		b.stepsFromDiff(s, modeUpdate, l, diffRenders(next, next, prev, cur, keepOrder))
+		b.stepsFromDiff(s, modeUpdate, l, diffRenders(l, next, next, prev, cur, keepOrder))
 		noteStep(s, at, note)
 		prev = cur
 	}

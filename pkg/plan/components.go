@@ -55,7 +55,6 @@ func processComponents() map[string]string {
 		render.TaskFirewallVRRP:      ComponentFirewall,
 		render.TaskProvisioner:       ComponentProvisioner,
 		render.TaskAddons:            ComponentAddons,
-		render.TaskKubeDNSReplace:    ComponentAddons,
 		render.TaskBridgeRoutes:      ComponentBridgeCNI,
 	}
 }

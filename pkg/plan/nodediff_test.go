@@ -123,3 +123,21 @@ func TestObjectChangesBound(t *testing.T) {
 		t.Errorf("over the bound: %d objects, want none", len(got))
 	}
 }
+
+// TestServiceIP reads a Service manifest's cluster IP, and nothing from
+// anything else: the plan calls the kube-dns Service replaced only when the
+// IP in its rendered file changes.
+func TestServiceIP(t *testing.T) {
+	for in, want := range map[string]string{
+		"apiVersion: v1\nkind: Service\nmetadata:\n  name: kube-dns\nspec:\n  clusterIP: 10.96.0.10\n": "10.96.0.10",
+		"# comment\nkind: Service\nspec:\n  clusterIP: \"10.96.0.53\"\n":                               "10.96.0.53",
+		"kind: Deployment\nspec:\n  clusterIP: 10.96.0.10\n":                                           "",
+		"kind: Service\nspec: {}\n": "",
+		"kind: [":                   "",
+		"":                          "",
+	} {
+		if got := serviceIP(in); got != want {
+			t.Errorf("serviceIP(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -1,6 +1,8 @@
 package plan
 
 import (
+	"gopkg.in/yaml.v3"
+
 	"slices"
 
 	"kcore.dev/kcore/pkg/api"
@@ -56,6 +58,10 @@ type plannedChange struct {
 	// loses ("removed") on a node that stays: kubelet's taint flag applies
 	// only when it first registers, so the orchestrator patches the Node.
 	taint string
+	// kubeDNSReplaced: the node applies the kube-dns Service with another
+	// cluster IP than before, which kubectl apply --force does by deleting
+	// the Service and creating it again.
+	kubeDNSReplaced bool
 }
 
 // controlPlaneTaint is the taint kubelet registers a control plane with
@@ -75,11 +81,36 @@ func tainted(ns *api.NodeState) bool {
 	return false
 }
 
+// fileContent is the content of ns's file at path, "" when it has none.
+func fileContent(ns *api.NodeState, path string) string {
+	for _, f := range ns.Files {
+		if f.Path == path {
+			return f.Content
+		}
+	}
+	return ""
+}
+
+// serviceIP is the spec.clusterIP of the Service manifest content, ""
+// when there is none or it does not parse.
+func serviceIP(content string) string {
+	var svc struct {
+		Kind string `yaml:"kind"`
+		Spec struct {
+			ClusterIP string `yaml:"clusterIP"`
+		} `yaml:"spec"`
+	}
+	if content == "" || yaml.Unmarshal([]byte(content), &svc) != nil || svc.Kind != "Service" {
+		return ""
+	}
+	return svc.Spec.ClusterIP
+}
+
 // diffRenders compares the stored render with the desired one node by
 // node, in the order changes are applied: joining nodes (control planes
 // first, in manifest order), leaving nodes (workers first, then control
 // planes in leaveOrder), then the nodes that stay.
-func diffRenders(old, cur *api.KubernetesCluster, oldStates, curStates map[string]*api.NodeState, leaveOrder func([]string) []string) []plannedChange {
+func diffRenders(l render.Layout, old, cur *api.KubernetesCluster, oldStates, curStates map[string]*api.NodeState, leaveOrder func([]string) []string) []plannedChange {
 	var joins, stays, leaveW, leaveCP []string
 	isCP := map[string]bool{}
 	for _, c := range []*api.KubernetesCluster{old, cur} {
@@ -125,6 +156,8 @@ func diffRenders(old, cur *api.KubernetesCluster, oldStates, curStates map[strin
 			case was && !is:
 				pc.taint = "removed"
 			}
+			was, is := serviceIP(fileContent(oldStates[id], l.KubeDNSService)), serviceIP(fileContent(curStates[id], l.KubeDNSService))
+			pc.kubeDNSReplaced = was != "" && is != "" && was != is
 		}
 		out = append(out, pc)
 	}

@@ -103,7 +103,7 @@ func (b *builder) stepsFromDiff(s *stepper, mode int, l render.Layout, changes [
 			if g.component == ComponentEtcd && pc.controlPlane && pc.Membership != "" {
 				action, disruption, detail = b.etcdMembership(s, mode, id, pc.Membership, changes, &formed)
 			}
-			if g.component == ComponentAddons && pc.Membership == "" && replacesKubeDNS(g, l) {
+			if g.component == ComponentAddons && pc.Membership == "" && pc.kubeDNSReplaced {
 				action = StepReplace
 				detail = "the kube-dns Service is deleted and created again with the new cluster IP: a Service's clusterIP cannot change in place; names do not resolve through it in between, and pods keep the old resolver until they are recreated"
 			}
@@ -200,17 +200,9 @@ func (b *builder) etcdMembership(s *stepper, mode int, id, membership string, ch
 	return StepRemoveMember, DisruptionEtcdMembership, fmt.Sprintf("remove %s from the etcd membership through a healthy member, then stop etcd on %s", id, id)
 }
 
-// replacesKubeDNS reports whether the add-on changes re-run the task that
-// deletes the kube-dns Service.
 // onlyFiles reports whether a group changes files and nothing else.
 func onlyFiles(g group) bool {
 	return !slices.ContainsFunc(g.items, func(it ItemChange) bool { return it.Kind != KindFile })
-}
-
-func replacesKubeDNS(g group, l render.Layout) bool {
-	return slices.ContainsFunc(g.items, func(it ItemChange) bool {
-		return it.Kind == KindTask && it.Name == l.TaskKubeDNSReplace && it.Change == ChangeRun
-	})
 }
 
 // groupAction is a component's step action and disruption class, from its

@@ -15,10 +15,10 @@ func TestKubectlTasksUseTheLocalAPIServer(t *testing.T) {
 		server              string
 		after               []string
 	}{
-		{cluster: "lab", node: "node-105", task: TaskAddons, server: "https://127.0.0.1:6443", after: []string{UnitAPIServer, TaskKubeDNSReplace}},
+		{cluster: "lab", node: "node-105", task: TaskAddons, server: "https://127.0.0.1:6443", after: []string{UnitAPIServer}},
 		{cluster: "lab", node: "node-105", task: TaskCiliumL2, server: "https://127.0.0.1:6443", after: []string{UnitCilium, UnitAPIServer}},
 		{cluster: "lab", node: "node-105", task: TaskProvisioner, server: "https://127.0.0.1:6443", after: []string{UnitAPIServer}},
-		{cluster: "bridge", node: "node-105", task: TaskAddons, server: "https://127.0.0.1:6444", after: []string{UnitAPIServer, TaskKubeDNSReplace}},
+		{cluster: "bridge", node: "node-105", task: TaskAddons, server: "https://127.0.0.1:6444", after: []string{UnitAPIServer}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.cluster+"/"+tt.task, func(t *testing.T) {

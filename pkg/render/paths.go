@@ -45,7 +45,6 @@ const (
 	TaskCiliumL2          = "kcore-kubernetes-cilium-l2"
 	TaskProvisioner       = "kcore-kubernetes-provisioner"
 	TaskAddons            = "kcore-kubernetes-addons"
-	TaskKubeDNSReplace    = "kcore-kubernetes-kube-dns-replace"
 	TaskBridgeRoutes      = "kcore-bridge-routes"
 )
 
