@@ -25,8 +25,9 @@ const benchConns = 2 * server.DefaultMaxConns
 
 // inprocCluster is three controller replicas in this process
 // (controller.Start: raft over TLS and the HTTPS API with mTLS): figure 2's
-// cluster and the one figure 1's split rows apply to straight through its
-// leader's raft node, so a CPU profile of the bench shows their hot paths.
+// cluster, and each run's cluster figure 1's split rows apply to straight
+// through its leader's raft node, so a CPU profile of the bench shows
+// their hot paths.
 type inprocCluster struct {
 	ctrls []*controller.Controller
 }

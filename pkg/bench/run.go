@@ -175,9 +175,7 @@ func (r *runner) add(id, name string, f func() ([]Figure, error)) {
 	r.rep.Figures = append(r.rep.Figures, figs...)
 }
 
-// inprocFigures runs figure 2 on three in-process replicas and figure 1
-// (its split rows on those replicas, the rest on controller and etcd
-// processes).
+// inprocFigures runs figure 2 on three in-process replicas, and figure 1.
 func (r *runner) inprocFigures(ctx context.Context, writes, propagation bool) {
 	root := filepath.Join(r.o.DataDir, "inproc")
 	auth, err := ctlproc.NewAuthority("bench inproc")
@@ -187,7 +185,7 @@ func (r *runner) inprocFigures(ctx context.Context, writes, propagation bool) {
 		if err == nil {
 			defer cl.close()
 			if writes {
-				r.add("1", "controller writes vs etcd", func() ([]Figure, error) { return r.writeFigures(ctx, cl, auth) })
+				r.add("1", "controller writes vs etcd", func() ([]Figure, error) { return r.writeFigures(ctx, auth) })
 			}
 			if propagation {
 				r.add("2", "change propagation", func() ([]Figure, error) {
@@ -208,12 +206,24 @@ func (r *runner) inprocFigures(ctx context.Context, writes, propagation bool) {
 
 // writeFigures runs figure 1: writes to three kcore-controller processes
 // (and, beside them, to three more with the bolt log store) against three
-// etcd processes, with the split rows on the in-process cluster cl.
-func (r *runner) writeFigures(ctx context.Context, cl *inprocCluster, auth *ctlproc.Authority) ([]Figure, error) {
+// etcd processes, with the split rows on in-process replicas started for
+// each run.
+func (r *runner) writeFigures(ctx context.Context, auth *ctlproc.Authority) ([]Figure, error) {
 	if r.o.ControllerBin == "" {
 		return nil, errors.New("no kcore-controller binary given")
 	}
-	b := &writeBench{split: cl, auth: auth, warmup: r.o.WriteWarmup, duration: r.o.WriteDuration}
+	b := &writeBench{auth: auth, warmup: r.o.WriteWarmup, duration: r.o.WriteDuration}
+	b.startSplit = func(ctx context.Context, name string) (*inprocCluster, func(), error) {
+		root := filepath.Join(r.o.DataDir, "writes-split", name)
+		cl, err := startInproc(ctx, root, auth, r.o.Logger, "")
+		if err != nil {
+			return nil, nil, fmt.Errorf("start the split rows' in-process replicas: %w", err)
+		}
+		return cl, func() {
+			cl.close()
+			_ = os.RemoveAll(root)
+		}, nil
+	}
 	ours, err := startWriteCluster(ctx, r.o.ControllerBin, filepath.Join(r.o.DataDir, "writes-wal"), auth)
 	if err != nil {
 		return nil, fmt.Errorf("start the controller processes: %w", err)

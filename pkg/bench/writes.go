@@ -48,13 +48,15 @@ type writeBench struct {
 	// garbage collector, apart from the clients'.
 	ours *writeCluster
 	bolt *writeCluster // nil: the bolt comparison is not measured
-	// split is the in-process cluster the diagnostic split rows apply to
-	// (nil: not measured).
-	split    *inprocCluster
-	etcd     *etcdCluster
-	auth     *ctlproc.Authority
-	warmup   time.Duration
-	duration time.Duration
+	// startSplit starts the in-process cluster one run's diagnostic split
+	// rows apply to, and returns what removes it again (nil: not
+	// measured). Each run has a fresh one, so the state the split writes
+	// never piles up in the heap the clients of both systems share.
+	startSplit func(ctx context.Context, name string) (*inprocCluster, func(), error)
+	etcd       *etcdCluster
+	auth       *ctlproc.Authority
+	warmup     time.Duration
+	duration   time.Duration
 }
 
 // writeCluster is one three-process controller cluster figure 1 writes to.
@@ -143,8 +145,8 @@ func (b *writeBench) etcdOps(ctx context.Context, n int) ([]op, func(), error) {
 // rawOps returns n writers that apply straight to the leader's raft node
 // what the server applies after decoding a PUT: a bare put, or (audit) the
 // put and its audit entry in one store.Batch, as the server commits them.
-func (b *writeBench) rawOps(ctx context.Context, n int, audit bool) ([]op, error) {
-	leader, err := b.split.waitLeader(ctx)
+func (b *writeBench) rawOps(ctx context.Context, cl *inprocCluster, n int, audit bool) ([]op, error) {
+	leader, err := cl.waitLeader(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -172,6 +174,20 @@ func (b *writeBench) rawOps(ctx context.Context, n int, audit bool) ([]op, error
 		}
 	}
 	return ops, nil
+}
+
+// splitRun measures the split rows on cl: bare puts, then puts with their
+// audit entry, half the duration each.
+func (b *writeBench) splitRun(ctx context.Context, cl *inprocCluster, n int) (raw, rawAudit loadResult, err error) {
+	ops, err := b.rawOps(ctx, cl, n, false)
+	if err != nil {
+		return raw, rawAudit, err
+	}
+	raw = runLoad(ctx, ops, b.warmup, b.duration/2)
+	if ops, err = b.rawOps(ctx, cl, n, true); err != nil {
+		return raw, rawAudit, err
+	}
+	return raw, runLoad(ctx, ops, b.warmup, b.duration/2), nil
 }
 
 // auditedPut is the command the server commits for a PUT: the put and an
@@ -209,16 +225,16 @@ func (b *writeBench) runOne(ctx context.Context, run, n int) (writeSample, error
 		*results[i] = runLoad(ctx, ops, b.warmup, b.duration)
 		done()
 	}
-	if b.split != nil {
-		ops, err := b.rawOps(ctx, n, false)
+	if b.startSplit != nil {
+		cl, remove, err := b.startSplit(ctx, fmt.Sprintf("run%d-clients%d", run+1, n))
 		if err != nil {
 			return s, err
 		}
-		s.raw = runLoad(ctx, ops, b.warmup, b.duration/2)
-		if ops, err = b.rawOps(ctx, n, true); err != nil {
+		s.raw, s.rawAudit, err = b.splitRun(ctx, cl, n)
+		remove()
+		if err != nil {
 			return s, err
 		}
-		s.rawAudit = runLoad(ctx, ops, b.warmup, b.duration/2)
 	}
 	if b.etcd != nil {
 		ops, done, err := b.etcdOps(ctx, n)
@@ -259,7 +275,7 @@ func (b *writeBench) figures(ctx context.Context, counts []int, runs int, progre
 		if b.bolt != nil {
 			out = append(out, boltRows(n, samples[n])...)
 		}
-		if b.split != nil {
+		if b.startSplit != nil {
 			out = append(out, rawRows(n, samples[n])...)
 		}
 	}
