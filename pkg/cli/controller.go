@@ -15,6 +15,7 @@ import (
 
 	"kcore.dev/kcore/pkg/apiv1"
 	"kcore.dev/kcore/pkg/controller"
+	"kcore.dev/kcore/pkg/gcbudget"
 	"kcore.dev/kcore/pkg/orchestrator"
 	"kcore.dev/kcore/pkg/pki"
 	"kcore.dev/kcore/pkg/raftnode"
@@ -62,6 +63,7 @@ func NewController(s Streams) *cobra.Command {
 		cfg       controller.Config
 		logLevel  string
 		certGrace time.Duration
+		gcBudget  int
 	)
 	root := &cobra.Command{
 		Use:           "kcore-controller --pki-dir DIR --data-dir DIR --listen ADDR (--bootstrap | --join ADDR)",
@@ -85,6 +87,10 @@ func NewController(s Streams) *cobra.Command {
 			}
 			ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 			defer stop()
+			if gcBudget < 0 {
+				return fmt.Errorf("--gc-budget-mib %d: want 0 (off) or a size in MiB", gcBudget)
+			}
+			defer gcbudget.Start(uint64(gcBudget) << 20).Stop()
 			cfg.Logger.Info("starting kcore-controller", "version", version.Version, "schema", version.Schema)
 			return controller.Run(ctx, cfg)
 		},
@@ -121,6 +127,7 @@ func NewController(s Streams) *cobra.Command {
 	f.IntVar(&cfg.AuditRetention.MaxEntries, "audit-max-entries", server.DefaultAuditMaxEntries, "keep at most this many audit entries, dropping the oldest")
 	f.Int64Var(&cfg.AuditRetention.MaxBytes, "audit-max-bytes", server.DefaultAuditMaxBytes, "keep at most this many bytes of audit entries, dropping the oldest")
 	f.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn or error")
+	f.IntVar(&gcBudget, "gc-budget-mib", gcbudget.DefaultBudget>>20, "heap in MiB the garbage collector lets grow before it collects while the live heap is under half of it (past half, Go's default applies); 0 turns it off, and a GOGC environment variable wins")
 	addLimitFlags(f, &cfg)
 	root.AddCommand(newControllerVersionCmd(s))
 	return root

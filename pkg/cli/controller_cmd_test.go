@@ -2,10 +2,12 @@ package cli
 
 import (
 	"bytes"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 
+	"kcore.dev/kcore/pkg/gcbudget"
 	"kcore.dev/kcore/pkg/server"
 )
 
@@ -25,6 +27,8 @@ func TestControllerCommand(t *testing.T) {
 		{"negative grace", []string{"--node-cert-grace", "-1ns"}, nil, "--node-cert-grace -1ns: want 0 (off) or 1h0m0s to 2160h0m0s"},
 		{"grace below the bound", []string{"--data-dir", "d", "--pki-dir", "p", "--listen", "127.0.0.1:0", "--node-cert-grace", "59m59s"}, nil, "--node-cert-grace"},
 		{"grace above the bound", []string{"--data-dir", "d", "--pki-dir", "p", "--listen", "127.0.0.1:0", "--node-cert-grace", "2160h0m1s"}, nil, "--node-cert-grace"},
+		{"help names the heap budget", []string{"--help"}, []string{"--gc-budget-mib", fmt.Sprintf("(default %d)", gcbudget.DefaultBudget>>20), "0 turns it off", "GOGC"}, ""},
+		{"negative heap budget", []string{"--gc-budget-mib", "-1"}, nil, "--gc-budget-mib -1: want 0 (off) or a size in MiB"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -1,0 +1,110 @@
+package gcbudget
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestPercent(t *testing.T) {
+	const mib = 1 << 20
+	for _, tt := range []struct {
+		budget, live uint64
+		want         int
+	}{
+		{256 * mib, 64 * mib, 300},       // goal 64 × 4 = 256
+		{256 * mib, 128 * mib, 100},      // half the budget: Go's default
+		{256 * mib, 200 * mib, 100},      // past half: never below the default
+		{256 * mib, 1000 * mib, 100},     // past the budget: the default, no cap
+		{256 * mib, 100 * mib, 156},      // 100 × 2.56 = 256
+		{256 * mib, 1 * mib, maxPercent}, // a process just started
+		{256 * mib, 0, 100},              // nothing measured yet
+	} {
+		if got := Percent(tt.budget, tt.live); got != tt.want {
+			t.Errorf("Percent(%d MiB, %d MiB) = %d, want %d", tt.budget/mib, tt.live/mib, got, tt.want)
+		}
+	}
+}
+
+func TestStartLeavesAnOperatorsGOGC(t *testing.T) {
+	t.Setenv("GOGC", "100")
+	if tu := Start(DefaultBudget); tu != nil {
+		tu.Stop()
+		t.Fatal("Start tuned the collector though GOGC is set")
+	}
+	t.Setenv("GOGC", "")
+	if tu := Start(0); tu != nil {
+		tu.Stop()
+		t.Fatal("Start tuned the collector for a budget of 0")
+	}
+}
+
+// percentNow reads the current GC percentage.
+func percentNow() int {
+	p := debug.SetGCPercent(100)
+	debug.SetGCPercent(p)
+	return p
+}
+
+// waitPercent collects until the tuner has run after a collection and
+// the percentage satisfies ok, or 200 collections passed.
+func waitPercent(ok func(int) bool) (int, error) {
+	for range 200 {
+		runtime.GC()
+		time.Sleep(5 * time.Millisecond) // the cleanup goroutine runs after the collection
+		if p := percentNow(); ok(p) {
+			return p, nil
+		}
+	}
+	return percentNow(), errors.New("the percentage never changed")
+}
+
+// TestTunerFollowsTheLiveHeap: with a small live heap the next collection
+// waits for the budget; once the live heap passes half of it, Go's default
+// applies again; after Stop the default stays.
+func TestTunerFollowsTheLiveHeap(t *testing.T) {
+	t.Setenv("GOGC", "")
+	const budget = 256 << 20
+	tu := Start(budget)
+	if tu == nil {
+		t.Fatal("Start returned no tuner")
+	}
+	defer tu.Stop()
+	if p, err := waitPercent(func(p int) bool { return p > 100 }); err != nil {
+		t.Fatalf("small live heap: percentage %d: %v", p, err)
+	}
+	big := make([]byte, 200<<20)
+	for i := range big {
+		big[i] = byte(i)
+	}
+	if p, err := waitPercent(func(p int) bool { return p == 100 }); err != nil {
+		t.Fatalf("live heap past half the budget: percentage %d: %v", p, err)
+	}
+	runtime.KeepAlive(big)
+	tu.Stop()
+	runtime.GC()
+	runtime.GC()
+	time.Sleep(20 * time.Millisecond)
+	if p := percentNow(); p != 100 {
+		t.Fatalf("after Stop the percentage is %d, want 100", p)
+	}
+}
+
+// TestControllerDocNamesTheDefault: docs/controller.md says the budget's
+// default as this package has it.
+func TestControllerDocNamesTheDefault(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "controller.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf("`--gc-budget-mib`\n(default %d)", DefaultBudget>>20)
+	if !strings.Contains(string(doc), want) {
+		t.Errorf("docs/controller.md does not say %q", want)
+	}
+}
