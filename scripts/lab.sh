@@ -7,7 +7,8 @@
 #                                           keep its state (an outage, a weekend)
 #   scripts/lab.sh start   (make lab-start) power it on again and wait until the cluster is ready
 #   scripts/lab.sh status                   what is running
-#   scripts/lab.sh machine-up cN...         add machines with mounts of their own
+#   scripts/lab.sh machine-up cN...         add machines with mounts of their own; it returns
+#                                           once each agent reported its heartbeat and facts
 #   scripts/lab.sh machine-down cN...       remove them (their clusters deleted first)
 #   scripts/lab.sh machine-stop cN...       pull their plug: kill every process on them
 #   scripts/lab.sh machine-start cN...      power them on again (their agent restarts the rest)
@@ -372,6 +373,8 @@ OWN_MOUNTS='hostname "$1" && r=$2 && cg=$3 && shift 3 &&
 CILIUM_CHART_DIR=/usr/share/kcore/charts/cilium
 
 # machine_up NODE...: add machines with mounts of their own to a running lab.
+# It returns once each agent is ready and reported its facts with its
+# address, so a plan naming them right after sees them as they are.
 machine_up() {
   need_root
   [ -e "$LAB/.kcore-lab" ] || die "no lab at $LAB (make lab first)"
@@ -393,6 +396,7 @@ machine_up() {
     node_up "$n"
   done
   for n in "$@"; do wait_for "agent $(nodeid "$n") to join" 60 agent_joined "$n"; done
+  for n in "$@"; do wait_for "agent $(nodeid "$n")'s heartbeat and facts" 60 agent_reported "$n"; done
 }
 
 # machine_down NODE...: remove machines machine_up added, with everything
@@ -481,6 +485,14 @@ in_ns() {
 }
 
 agent_joined() { [ -s "$LAB/$1/var/lib/kcore/agent/node.crt" ]; }
+
+# agent_reported N: the controller has node N ready, with its address among
+# its facts.
+agent_reported() {
+  local out
+  out=$(kctl node get "$(nodeid "$1")" -o json 2>/dev/null) || return 1
+  grep -q '"ready": true' <<<"$out" && grep -qF "\"$(node_addr "$1")\"" <<<"$out"
+}
 
 ready_nodes() {
   local members
