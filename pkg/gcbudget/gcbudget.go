@@ -2,11 +2,13 @@
 // reaches a budget while the live heap is small, instead of collecting
 // each time the heap doubles (Go's default, GOGC=100).
 //
-// After every collection it sets the GC percentage so that the next
-// collection starts when the heap reaches the budget, or when it doubles
-// the live heap if that is more: GOGC never goes below Go's default, so a
-// live heap past half the budget is collected exactly as without it, and
-// memory is never held back by a cap that could make the collector run
+// After every collection it sets the GC percentage so that the runtime's
+// next heap goal is the budget, or Go's default goal if that is more. The
+// goal counts the goroutine stacks and globals the collector scans as Go
+// counts them, so a process with many connections (each a few stacks) is
+// held to the budget as well. GOGC never goes below Go's default, so a
+// live heap past the budget's reach is collected exactly as without it,
+// and memory is never held back by a cap that could make the collector run
 // back to back. A replicated store whose state is small for the machine
 // spends less of its CPU marking it, and its writes wait less behind
 // collections, for memory the budget names up front.
@@ -21,15 +23,20 @@ import (
 )
 
 // DefaultBudget is the heap kcore-controller lets grow before it collects
-// while its live heap is under half of it.
+// while Go's default would collect sooner.
 const DefaultBudget = 384 << 20
 
 // maxPercent bounds the GC percentage at a tiny live heap (a process just
 // started), where budget/live would be in the tens of thousands.
 const maxPercent = 2000
 
-// liveMetric is the heap the last collection found reachable.
-const liveMetric = "/gc/heap/live:bytes"
+// The runtime metrics the heap goal is computed from: the heap the last
+// collection found reachable, and the stacks and globals it scanned.
+const (
+	liveMetric    = "/gc/heap/live:bytes"
+	stackMetric   = "/gc/scan/stack:bytes"
+	globalsMetric = "/gc/scan/globals:bytes"
+)
 
 // Tuner re-sets the GC percentage after every collection; Stop ends it.
 type Tuner struct {
@@ -48,7 +55,7 @@ func Start(budget uint64) *Tuner {
 	if budget == 0 || os.Getenv("GOGC") != "" {
 		return nil
 	}
-	t := &Tuner{budget: budget, sample: []metrics.Sample{{Name: liveMetric}}}
+	t := &Tuner{budget: budget, sample: []metrics.Sample{{Name: liveMetric}, {Name: stackMetric}, {Name: globalsMetric}}}
 	t.tune()
 	t.arm()
 	return t
@@ -91,21 +98,25 @@ func (t *Tuner) tune() bool {
 		return false
 	}
 	metrics.Read(t.sample)
-	live := uint64(0)
-	if t.sample[0].Value.Kind() == metrics.KindUint64 {
-		live = t.sample[0].Value.Uint64()
+	var v [3]uint64
+	for i, s := range t.sample {
+		if s.Value.Kind() == metrics.KindUint64 {
+			v[i] = s.Value.Uint64()
+		}
 	}
-	t.percent = Percent(t.budget, live)
+	t.percent = Percent(t.budget, v[0], v[1]+v[2])
 	debug.SetGCPercent(t.percent)
 	return true
 }
 
 // Percent is the GC percentage whose heap goal is budget for a live heap
-// of live bytes: never below Go's default 100, never above maxPercent.
-func Percent(budget, live uint64) int {
-	if live == 0 || budget <= 2*live {
+// of live bytes and scan bytes of stacks and globals, as the runtime
+// computes the goal: live + (live + scan) × percent / 100. It is never
+// below Go's default 100 and never above maxPercent.
+func Percent(budget, live, scan uint64) int {
+	if live == 0 || budget <= 2*live+scan {
 		return 100
 	}
-	p := (budget - live) * 100 / live
+	p := (budget - live) * 100 / (live + scan)
 	return int(min(p, maxPercent))
 }

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"runtime/metrics"
 	"strings"
 	"testing"
 	"time"
@@ -15,19 +16,22 @@ import (
 func TestPercent(t *testing.T) {
 	const mib = 1 << 20
 	for _, tt := range []struct {
-		budget, live uint64
-		want         int
+		budget, live, scan uint64
+		want               int
 	}{
-		{256 * mib, 64 * mib, 300},       // goal 64 × 4 = 256
-		{256 * mib, 128 * mib, 100},      // half the budget: Go's default
-		{256 * mib, 200 * mib, 100},      // past half: never below the default
-		{256 * mib, 1000 * mib, 100},     // past the budget: the default, no cap
-		{256 * mib, 100 * mib, 156},      // 100 × 2.56 = 256
-		{256 * mib, 1 * mib, maxPercent}, // a process just started
-		{256 * mib, 0, 100},              // nothing measured yet
+		{256 * mib, 64 * mib, 0, 300},         // goal 64 × 4 = 256
+		{256 * mib, 128 * mib, 0, 100},        // half the budget: Go's default
+		{256 * mib, 200 * mib, 0, 100},        // past half: never below the default
+		{256 * mib, 1000 * mib, 0, 100},       // past the budget: the default, no cap
+		{256 * mib, 100 * mib, 0, 156},        // 100 × 2.56 = 256
+		{256 * mib, 1 * mib, 0, maxPercent},   // a process just started
+		{256 * mib, 0, 0, 100},                // nothing measured yet
+		{256 * mib, 64 * mib, 64 * mib, 150},  // stacks: 64 + 128 × 1.5 = 256
+		{256 * mib, 64 * mib, 128 * mib, 100}, // the default goal is the budget
+		{256 * mib, 1 * mib, 99 * mib, 255},   // many connections, little heap
 	} {
-		if got := Percent(tt.budget, tt.live); got != tt.want {
-			t.Errorf("Percent(%d MiB, %d MiB) = %d, want %d", tt.budget/mib, tt.live/mib, got, tt.want)
+		if got := Percent(tt.budget, tt.live, tt.scan); got != tt.want {
+			t.Errorf("Percent(%d MiB, %d MiB, %d MiB) = %d, want %d", tt.budget/mib, tt.live/mib, tt.scan/mib, got, tt.want)
 		}
 	}
 }
@@ -94,6 +98,55 @@ func TestTunerFollowsTheLiveHeap(t *testing.T) {
 	if p := percentNow(); p != 100 {
 		t.Fatalf("after Stop the percentage is %d, want 100", p)
 	}
+}
+
+// deepStack grows the calling goroutine's stack by about n KiB, signals
+// ready and waits for release.
+func deepStack(n int, ready chan<- struct{}, release <-chan struct{}) byte {
+	var pad [1024]byte
+	pad[n%len(pad)] = byte(n)
+	if n == 0 {
+		ready <- struct{}{}
+		<-release
+		return pad[0]
+	}
+	return deepStack(n-1, ready, release) + pad[n%len(pad)]
+}
+
+// heapGoal is the runtime's current heap goal.
+func heapGoal() uint64 {
+	s := []metrics.Sample{{Name: "/gc/heap/goal:bytes"}}
+	metrics.Read(s)
+	return s[0].Value.Uint64()
+}
+
+// TestGoalCountsStacks: with a small heap and many deep goroutine stacks
+// (a server with many connections), the runtime's heap goal is the budget,
+// not the budget plus the stacks multiplied by the percentage.
+func TestGoalCountsStacks(t *testing.T) {
+	t.Setenv("GOGC", "")
+	const budget = 96 << 20
+	ready, release := make(chan struct{}), make(chan struct{})
+	const goroutines, kib = 1000, 48
+	for range goroutines {
+		go deepStack(kib, ready, release)
+		<-ready
+	}
+	defer close(release)
+	tu := Start(budget)
+	if tu == nil {
+		t.Fatal("Start returned no tuner")
+	}
+	defer tu.Stop()
+	var goal uint64
+	for range 50 {
+		runtime.GC()
+		time.Sleep(5 * time.Millisecond)
+		if goal = heapGoal(); goal <= budget+budget/50 && goal >= budget-budget/10 {
+			return
+		}
+	}
+	t.Fatalf("heap goal %d MiB with a %d MiB budget and %d goroutines of %d KiB stacks, percentage %d", goal>>20, budget>>20, goroutines, kib, percentNow())
 }
 
 // TestControllerDocNamesTheDefault: docs/controller.md says the budget's
