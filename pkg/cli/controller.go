@@ -127,7 +127,7 @@ func NewController(s Streams) *cobra.Command {
 	f.IntVar(&cfg.AuditRetention.MaxEntries, "audit-max-entries", server.DefaultAuditMaxEntries, "keep at most this many audit entries, dropping the oldest")
 	f.Int64Var(&cfg.AuditRetention.MaxBytes, "audit-max-bytes", server.DefaultAuditMaxBytes, "keep at most this many bytes of audit entries, dropping the oldest")
 	f.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn or error")
-	f.IntVar(&gcBudget, "gc-budget-mib", gcbudget.DefaultBudget>>20, "heap in MiB (goroutine stacks counted) the garbage collector lets grow before it collects while Go's default would collect sooner; 0 turns it off, and a GOGC environment variable wins")
+	f.IntVar(&gcBudget, "gc-budget-mib", gcbudget.DefaultBudget>>20, "heap in MiB (goroutine stacks counted) the garbage collector lets grow before it collects while Go's default would collect sooner; 0 turns it off, and a GOGC or GOMEMLIMIT environment variable wins")
 	addLimitFlags(f, &cfg)
 	root.AddCommand(newControllerVersionCmd(s))
 	return root

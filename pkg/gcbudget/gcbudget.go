@@ -6,15 +6,19 @@
 // next heap goal is the budget, or Go's default goal if that is more. The
 // goal counts the goroutine stacks and globals the collector scans as Go
 // counts them, so a process with many connections (each a few stacks) is
-// held to the budget as well. GOGC never goes below Go's default, so a
-// live heap past the budget's reach is collected exactly as without it,
-// and memory is never held back by a cap that could make the collector run
-// back to back. A replicated store whose state is small for the machine
-// spends less of its CPU marking it, and its writes wait less behind
-// collections, for memory the budget names up front.
+// held to the budget as well. While the percentage is raised the budget is
+// also the runtime's memory limit, so a heap that grows faster than the
+// percentage is re-set (thousands of agents joining at once) is still
+// collected at the budget. GOGC never goes below Go's default and the limit
+// is lifted once Go's default goal is past the budget, so a larger live
+// heap is collected exactly as without it. A replicated store whose state
+// is small for the machine spends less of its CPU marking it, and its
+// writes wait less behind collections, for memory the budget names up
+// front.
 package gcbudget
 
 import (
+	"math"
 	"os"
 	"runtime"
 	"runtime/debug"
@@ -49,10 +53,10 @@ type Tuner struct {
 }
 
 // Start tunes the collector for budget bytes and returns the tuner, or nil
-// when budget is 0 or the GOGC environment variable is set (the operator's
-// choice wins).
+// when budget is 0 or the GOGC or GOMEMLIMIT environment variable is set
+// (the operator's choice wins).
 func Start(budget uint64) *Tuner {
-	if budget == 0 || os.Getenv("GOGC") != "" {
+	if budget == 0 || os.Getenv("GOGC") != "" || os.Getenv("GOMEMLIMIT") != "" {
 		return nil
 	}
 	t := &Tuner{budget: budget, sample: []metrics.Sample{{Name: liveMetric}, {Name: stackMetric}, {Name: globalsMetric}}}
@@ -61,7 +65,8 @@ func Start(budget uint64) *Tuner {
 	return t
 }
 
-// Stop restores Go's default percentage; a nil tuner is a no-op.
+// Stop restores Go's default percentage and no memory limit; a nil tuner
+// is a no-op.
 func (t *Tuner) Stop() {
 	if t == nil {
 		return
@@ -70,6 +75,7 @@ func (t *Tuner) Stop() {
 	defer t.mu.Unlock()
 	t.done = true
 	debug.SetGCPercent(100)
+	debug.SetMemoryLimit(math.MaxInt64)
 }
 
 // sentinel is allocated once per cycle; its cleanup runs after the
@@ -106,6 +112,15 @@ func (t *Tuner) tune() bool {
 	}
 	t.percent = Percent(t.budget, v[0], v[1]+v[2])
 	debug.SetGCPercent(t.percent)
+	// While the percentage is raised, the budget is also the runtime's
+	// memory limit: a heap that grows fast (thousands of agents joining)
+	// is collected at the budget even before this runs again after the
+	// next collection. At the default percentage there is no limit.
+	limit := int64(math.MaxInt64)
+	if t.percent > 100 {
+		limit = int64(t.budget)
+	}
+	debug.SetMemoryLimit(limit)
 	return true
 }
 

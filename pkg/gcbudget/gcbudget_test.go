@@ -3,6 +3,7 @@ package gcbudget
 import (
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -43,11 +44,20 @@ func TestStartLeavesAnOperatorsGOGC(t *testing.T) {
 		t.Fatal("Start tuned the collector though GOGC is set")
 	}
 	t.Setenv("GOGC", "")
+	t.Setenv("GOMEMLIMIT", "1GiB")
+	if tu := Start(DefaultBudget); tu != nil {
+		tu.Stop()
+		t.Fatal("Start tuned the collector though GOMEMLIMIT is set")
+	}
+	t.Setenv("GOMEMLIMIT", "")
 	if tu := Start(0); tu != nil {
 		tu.Stop()
 		t.Fatal("Start tuned the collector for a budget of 0")
 	}
 }
+
+// limitNow reads the current memory limit.
+func limitNow() int64 { return debug.SetMemoryLimit(-1) }
 
 // percentNow reads the current GC percentage.
 func percentNow() int {
@@ -83,12 +93,18 @@ func TestTunerFollowsTheLiveHeap(t *testing.T) {
 	if p, err := waitPercent(func(p int) bool { return p > 100 }); err != nil {
 		t.Fatalf("small live heap: percentage %d: %v", p, err)
 	}
+	if l := limitNow(); l != budget {
+		t.Fatalf("small live heap: memory limit %d, want the budget %d", l, budget)
+	}
 	big := make([]byte, 200<<20)
 	for i := range big {
 		big[i] = byte(i)
 	}
 	if p, err := waitPercent(func(p int) bool { return p == 100 }); err != nil {
 		t.Fatalf("live heap past half the budget: percentage %d: %v", p, err)
+	}
+	if l := limitNow(); l != math.MaxInt64 {
+		t.Fatalf("live heap past half the budget: memory limit %d, want none", l)
 	}
 	runtime.KeepAlive(big)
 	tu.Stop()
@@ -121,10 +137,13 @@ func heapGoal() uint64 {
 }
 
 // TestGoalCountsStacks: with a small heap and many deep goroutine stacks
-// (a server with many connections), the runtime's heap goal is the budget,
-// not the budget plus the stacks multiplied by the percentage.
+// (a server with many connections), the percentage counts the stacks, so
+// the heap goal it sets is the budget, not the budget plus the stacks
+// multiplied by the percentage; and the runtime's goal, which the memory
+// limit also bounds, stays within the budget.
 func TestGoalCountsStacks(t *testing.T) {
 	t.Setenv("GOGC", "")
+	t.Setenv("GOMEMLIMIT", "")
 	const budget = 96 << 20
 	ready, release := make(chan struct{}), make(chan struct{})
 	const goroutines, kib = 1000, 48
@@ -138,15 +157,15 @@ func TestGoalCountsStacks(t *testing.T) {
 		t.Fatal("Start returned no tuner")
 	}
 	defer tu.Stop()
-	var goal uint64
-	for range 50 {
-		runtime.GC()
-		time.Sleep(5 * time.Millisecond)
-		if goal = heapGoal(); goal <= budget+budget/50 && goal >= budget-budget/10 {
-			return
-		}
+	// The stacks alone are half the budget: a percentage that counts
+	// them is at most budget / stacks × 100 = 200.
+	p, err := waitPercent(func(p int) bool { return p > 100 && p <= 200 })
+	if err != nil {
+		t.Fatalf("percentage %d with a %d MiB budget and %d goroutines of %d KiB stacks: %v", p, budget>>20, goroutines, kib, err)
 	}
-	t.Fatalf("heap goal %d MiB with a %d MiB budget and %d goroutines of %d KiB stacks, percentage %d", goal>>20, budget>>20, goroutines, kib, percentNow())
+	if goal := heapGoal(); goal > budget {
+		t.Fatalf("heap goal %d MiB past the %d MiB budget (percentage %d)", goal>>20, budget>>20, p)
+	}
 }
 
 // TestControllerDocNamesTheDefault: docs/controller.md says the budget's
