@@ -106,3 +106,7 @@ require (
 // raft-boltdb/v2 imports go-metrics/compat, which v0.7.0 (wanted by raft v1.8.0) dropped;
 // v0.6.1 still has it and builds raft v1.8.0 unchanged.
 replace github.com/hashicorp/go-metrics => github.com/hashicorp/go-metrics v0.6.1
+
+// hashicorp/raft v1.8.0 with the leader's log write in parallel with
+// replication (third_party/hashicorp/raft/README.md).
+replace github.com/hashicorp/raft => ./third_party/hashicorp/raft
