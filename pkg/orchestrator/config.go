@@ -49,9 +49,10 @@ type Config struct {
 	// HealthInterval is how often every cluster's health is re-checked
 	// (default 30s).
 	HealthInterval time.Duration
-	// RetryInterval is how soon a cluster waiting on health or etcd
-	// membership (bootstrapping, updating, scaling) or a failed pass is
-	// retried (default 2s).
+	// RetryInterval is the longest a cluster waiting on health or etcd
+	// membership (bootstrapping, updating, scaling) or a failed pass waits
+	// for its retry (default 2s): the first retry comes after 250 ms and
+	// each one in a row waits twice as long as the one before, up to it.
 	RetryInterval time.Duration
 	// HeartbeatTimeout is how long a member may go without a heartbeat
 	// before NodesHeartbeating turns False (default 90s).

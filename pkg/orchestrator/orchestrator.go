@@ -64,8 +64,9 @@ func RunOnLeader(ctx context.Context, leaderCh <-chan bool, cfg Config) {
 
 // Run reconciles every cluster and rolls every ClusterUpdate until ctx
 // ends: once at start, whenever a cluster, Node, NodeReport or ClusterUpdate
-// changes, every HealthInterval (with health
-// checks) and every RetryInterval while a cluster waits on something.
+// changes, every HealthInterval (with health checks) and, while a cluster
+// waits on something, after firstRetry and then twice as long each time,
+// up to RetryInterval.
 func (o *Orchestrator) Run(ctx context.Context) error {
 	// Catch up with everything the previous leader committed first.
 	for {
@@ -93,9 +94,13 @@ func (o *Orchestrator) Run(ctx context.Context) error {
 	retry := time.NewTimer(o.cfg.RetryInterval)
 	defer retry.Stop()
 	checkHealth, retryOnly := true, false
+	var wait time.Duration
 	for {
 		if o.pass(ctx, checkHealth, retryOnly) {
-			retry.Reset(o.cfg.RetryInterval)
+			wait = nextRetry(wait, o.cfg.RetryInterval)
+			retry.Reset(wait)
+		} else {
+			wait = 0
 		}
 		checkHealth, retryOnly = false, false
 		select {
@@ -109,6 +114,22 @@ func (o *Orchestrator) Run(ctx context.Context) error {
 			retryOnly = true
 		}
 	}
+}
+
+// firstRetry is how soon a pass that wants a retry is followed by one when
+// the pass before it did not: a bootstrapping cluster whose members have
+// all applied waits only on its health check (the API through the VIP,
+// etcd), which often passes within a second of failing.
+const firstRetry = 250 * time.Millisecond
+
+// nextRetry is the wait before the next retry when the last one waited
+// last (0: the pass before wanted none): firstRetry, then doubling, up to
+// limit.
+func nextRetry(last, limit time.Duration) time.Duration {
+	if last == 0 {
+		return min(firstRetry, limit)
+	}
+	return min(2*last, limit)
 }
 
 // watch wakes the loop whenever an object of kind changes, through the
