@@ -55,6 +55,7 @@ func processComponents() map[string]string {
 		render.TaskFirewallVRRP:      ComponentFirewall,
 		render.TaskProvisioner:       ComponentProvisioner,
 		render.TaskAddons:            ComponentAddons,
+		render.TaskKubeDNS:           ComponentAddons,
 		render.TaskBridgeRoutes:      ComponentBridgeCNI,
 	}
 }

@@ -8,16 +8,16 @@ import (
 )
 
 // addons renders, on the bootstrap control plane, the bootstrap RBAC,
-// CoreDNS and the kube-dns Service (serving clusterDns), and the task that
-// applies them. A Service's cluster IP cannot be patched (the API server
-// refuses "spec.clusterIPs[0]: may not change once set"), so the task is
-// kubectl apply --force: where a patch is refused as invalid (or conflicts
-// past kubectl's retries), kubectl deletes that object, waits until it is
-// gone and creates it from the file, and creates the old one again if the
-// new one is refused. Objects whose patch is accepted are patched as
-// without --force. One kubectl does it all, so a new cluster's first
-// control plane reports ready one kubectl start sooner than with a delete
-// task before the apply.
+// CoreDNS and the kube-dns Service (serving clusterDns), and the two tasks
+// that apply them, started together once the API server is healthy. The
+// RBAC and CoreDNS go through kubectlApply (server-side apply). A
+// Service's cluster IP cannot be patched (the API server refuses
+// "spec.clusterIPs[0]: may not change once set") and server-side apply has
+// no way around that, so the Service has a task of its own, kubectl apply
+// --force: where its patch is refused as invalid, kubectl deletes the
+// Service, waits until it is gone and creates it from the file, and
+// creates the old one again if the new one is refused. The task re-runs
+// only when the Service's file changes.
 func (r *renderer) addons(b *builder) error {
 	rbac, err := manifests.BootstrapRBAC()
 	if err != nil {
@@ -39,10 +39,16 @@ func (r *renderer) addons(b *builder) error {
 	b.file(r.l.KubeDNSService, modeConfig, svc, false, object+", cluster IP "+r.c.Spec.ClusterDNS)
 	b.task(api.Task{
 		Name:   r.l.TaskAddons,
-		Argv:   r.kubectl("apply", "--force", "-f", r.l.RBAC, "-f", r.l.CoreDNS, "-f", r.l.KubeDNSService),
+		Argv:   r.kubectlApply(r.l.RBAC, r.l.CoreDNS),
 		After:  []string{r.l.UnitAPIServer},
-		Reason: "kubectl apply the RBAC, CoreDNS and " + object + " (--force: an object whose change cannot be patched in place, such as the Service's cluster IP, is deleted and created again)",
-	}, r.l.RBAC, r.l.CoreDNS, r.l.KubeDNSService, r.l.AdminKubeconfig)
+		Reason: "kubectl apply the RBAC and CoreDNS" + serverSideReason,
+	}, r.l.RBAC, r.l.CoreDNS, r.l.AdminKubeconfig)
+	b.task(api.Task{
+		Name:   r.l.TaskKubeDNS,
+		Argv:   r.kubectl("apply", "--force", noSchemaCheck, "-f", r.l.KubeDNSService),
+		After:  []string{r.l.UnitAPIServer},
+		Reason: "kubectl apply " + object + " (--force: a new cluster IP cannot be patched in place, so the Service is deleted and created again)",
+	}, r.l.KubeDNSService, r.l.AdminKubeconfig)
 	return nil
 }
 
@@ -51,6 +57,13 @@ func (r *renderer) addons(b *builder) error {
 // cluster of one member, where a second could never schedule.
 func (r *renderer) spreadReplicas() int {
 	return min(2, len(r.c.Spec.Members()))
+}
+
+// KubectlManifests are the files the layout's kubectl tasks apply (with
+// noSchemaCheck): the lab test applies each one it finds with kubectl's
+// strict field validation as a server-side dry run.
+func (l Layout) KubectlManifests() []string {
+	return []string{l.RBAC, l.CoreDNS, l.KubeDNSService, l.Provisioner, l.CiliumL2}
 }
 
 // AddonManifests are the files of the layout's cluster whose manifests run

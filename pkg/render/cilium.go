@@ -16,13 +16,18 @@ import (
 // kubeconfig's credentials against the local API server (its certificate
 // has 127.0.0.1 among its SANs), not the endpoint admin.conf names: the
 // tasks run on a control plane right after its own kube-apiserver is ready,
-// when the VIP may not be up yet.
+// when the VIP may not be up yet. It is server-side apply: one request per
+// object, the merge done by the API server, so kubectl neither reads each
+// object first nor computes a patch from the API's schema, and
+// --force-conflicts takes back fields another manager changed, as a
+// client-side apply overwrote them. See noSchemaCheck for its
+// --validate=false.
 func (r *renderer) kubectlApply(paths ...string) []string {
-	var args []string
+	args := []string{"apply", "--server-side", "--force-conflicts", "--field-manager=" + FieldManager, noSchemaCheck}
 	for _, p := range paths {
 		args = append(args, "-f", p)
 	}
-	return r.kubectl(append([]string{"apply"}, args...)...)
+	return r.kubectl(args...)
 }
 
 // kubectl is the argv of a kubectl command against the local API server
@@ -213,7 +218,7 @@ func (r *renderer) ciliumInstall(b *builder) error {
 		return fmt.Errorf("render cilium l2: %w", err)
 	}
 	b.file(r.l.CiliumL2, modeConfig, l2, false, "Cilium pool and L2 policy kcore ("+strings.Join(pools, ", ")+")")
-	b.task(api.Task{Name: r.l.TaskCiliumL2, Argv: r.kubectlApply(r.l.CiliumL2), After: []string{r.l.UnitCilium, r.l.UnitAPIServer}, Reason: "kubectl apply the Cilium pool and L2 policy"},
+	b.task(api.Task{Name: r.l.TaskCiliumL2, Argv: r.kubectlApply(r.l.CiliumL2), After: []string{r.l.UnitCilium, r.l.UnitAPIServer}, Reason: "kubectl apply the Cilium pool and L2 policy" + serverSideReason},
 		r.l.CiliumL2, r.l.AdminKubeconfig)
 	return nil
 }

@@ -69,7 +69,7 @@ type Layout struct {
 	UnitEtcd, UnitEtcdRestore, UnitEtcdBackup, UnitAPIServer, UnitControllerManager, UnitScheduler string
 	UnitKubelet, UnitKubeProxy, UnitKeepalived, UnitCilium                                         string
 	TaskFirewallVRRP, TaskCiliumL2, TaskProvisioner, TaskAddons                                    string
-	TaskBridgeRoutes                                                                               string
+	TaskBridgeRoutes, TaskKubeDNS                                                                  string
 
 	EtcdClientPort, EtcdPeerPort, EtcdMetricsPort                                  int
 	ControllerManagerPort, SchedulerPort, KubeletHealthzPort, KubeProxyHealthzPort int
@@ -107,7 +107,7 @@ func LayoutFor(name string, slot int) (Layout, error) {
 		UnitControllerManager: UnitControllerManager, UnitScheduler: UnitScheduler,
 		UnitKubelet: UnitKubelet, UnitKubeProxy: UnitKubeProxy, UnitKeepalived: UnitKeepalived, UnitCilium: UnitCilium,
 		TaskFirewallVRRP: TaskFirewallVRRP, TaskCiliumL2: TaskCiliumL2, TaskProvisioner: TaskProvisioner,
-		TaskAddons: TaskAddons, TaskBridgeRoutes: TaskBridgeRoutes,
+		TaskAddons: TaskAddons, TaskBridgeRoutes: TaskBridgeRoutes, TaskKubeDNS: TaskKubeDNS,
 
 		EtcdClientPort: EtcdClientPort, EtcdPeerPort: EtcdPeerPort, EtcdMetricsPort: EtcdMetricsPort,
 		ControllerManagerPort: ControllerManagerPort, SchedulerPort: SchedulerPort,
@@ -147,7 +147,7 @@ func LayoutFor(name string, slot int) (Layout, error) {
 	for _, p := range []*string{
 		&l.UnitEtcd, &l.UnitEtcdRestore, &l.UnitEtcdBackup, &l.UnitAPIServer, &l.UnitControllerManager, &l.UnitScheduler,
 		&l.UnitKubelet, &l.UnitKubeProxy, &l.UnitKeepalived, &l.UnitCilium,
-		&l.TaskFirewallVRRP, &l.TaskCiliumL2, &l.TaskProvisioner, &l.TaskAddons, &l.TaskBridgeRoutes,
+		&l.TaskFirewallVRRP, &l.TaskCiliumL2, &l.TaskProvisioner, &l.TaskAddons, &l.TaskBridgeRoutes, &l.TaskKubeDNS,
 	} {
 		*p = unit(*p)
 	}
@@ -189,7 +189,7 @@ func (l Layout) Units() []string {
 	return []string{
 		l.UnitEtcd, l.UnitEtcdRestore, l.UnitEtcdBackup, l.UnitAPIServer, l.UnitControllerManager, l.UnitScheduler,
 		l.UnitKubelet, l.UnitKubeProxy, l.UnitKeepalived, l.UnitCilium,
-		l.TaskFirewallVRRP, l.TaskCiliumL2, l.TaskProvisioner, l.TaskAddons, l.TaskBridgeRoutes,
+		l.TaskFirewallVRRP, l.TaskCiliumL2, l.TaskProvisioner, l.TaskAddons, l.TaskBridgeRoutes, l.TaskKubeDNS,
 	}
 }
 

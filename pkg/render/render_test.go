@@ -221,7 +221,7 @@ func TestVIPChangeRestartsOnlyWhatReadsIt(t *testing.T) {
 	}
 	want := []string{
 		"node-103/kcore-kubelet",
-		"node-105/kcore-keepalived", "node-105/kcore-kube-apiserver",
+		"node-105/kcore-keepalived", "node-105/kcore-kube-apiserver", "node-105/kcore-kube-dns-service",
 		"node-105/kcore-kubernetes-addons", "node-105/kcore-kubernetes-cilium",
 		"node-105/kcore-kubernetes-cilium-l2", "node-105/kcore-kubernetes-provisioner",
 		"node-107/kcore-keepalived", "node-107/kcore-kube-apiserver",

@@ -167,7 +167,7 @@ func (r *renderer) provisioner(b *builder) error {
 		return fmt.Errorf("render provisioner: %w", err)
 	}
 	b.file(r.l.Provisioner, modeConfig, yaml, false, "local-path provisioner "+manifests.LocalPathProvisionerImage+", StorageClass "+scName+", paths "+nodePathsString(paths))
-	b.task(api.Task{Name: r.l.TaskProvisioner, Argv: r.kubectlApply(r.l.Provisioner), After: []string{r.l.UnitAPIServer}, Reason: "kubectl apply the local-path provisioner"},
+	b.task(api.Task{Name: r.l.TaskProvisioner, Argv: r.kubectlApply(r.l.Provisioner), After: []string{r.l.UnitAPIServer}, Reason: "kubectl apply the local-path provisioner" + serverSideReason},
 		r.l.Provisioner, r.l.AdminKubeconfig)
 	return nil
 }

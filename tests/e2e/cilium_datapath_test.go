@@ -118,6 +118,9 @@ func testCiliumDatapath(t *testing.T, l *lab) {
 			}
 		}
 	}
+	// RBAC, CoreDNS, the kube-dns Service and the Cilium pool and L2
+	// policy (this cluster has no volumes, so no provisioner).
+	checkKubectlManifests(t, l.kubectlCilium, filepath.Join(l.dir, "c1"), 4)
 	checkCiliumPods(t, l)
 	checkCiliumLoadBalancer(t, l)
 	checkCiliumUpgradesInPlace(t, l, f)

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"kcore.dev/kcore/pkg/render"
 )
 
 // What the field scenarios change the lab to.
@@ -91,7 +93,7 @@ func testClusterDNSChange(t *testing.T, l *lab) {
 		switch {
 		case s == nil || s.Action != "replace":
 			t.Errorf("the plan does not replace the kube-dns Service on lab-n1: %+v", s)
-		case !strings.Contains(s.Detail, "cannot change in place") || !s.has("task", "kcore-kubernetes-addons") || !s.has("file", "/etc/kubernetes/addons/kube-dns-service.yaml"):
+		case !strings.Contains(s.Detail, "cannot change in place") || !s.has("task", render.TaskKubeDNS) || !s.has("file", "/etc/kubernetes/addons/kube-dns-service.yaml"):
 			t.Errorf("the kube-dns replace step does not say why or what: %+v", s)
 		case !slices.ContainsFunc(s.Changes, func(it planItem) bool { return slices.Contains(it.Objects, "changed Service kube-system/kube-dns") }):
 			t.Errorf("the plan does not name the Service kube-system/kube-dns: %+v", s.Changes)

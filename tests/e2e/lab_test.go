@@ -64,7 +64,8 @@ func TestLab(t *testing.T) {
 }
 
 // testCreateReady: the cluster is ready, kubectl answers through the VIP,
-// every node is Ready and etcd has three started members.
+// every node is Ready, etcd has three started members and the add-on
+// manifests pass the API server's strict field validation.
 func testCreateReady(t *testing.T, l *lab) {
 	eventually(t, "kctl kubernetes health", time.Minute, l.healthy)
 	eventually(t, "/readyz through the VIP", 30*time.Second, l.readyz)
@@ -77,6 +78,9 @@ func testCreateReady(t *testing.T, l *lab) {
 	})
 	eventually(t, "three started etcd members", 30*time.Second, func() error { return l.etcdMembers(3) })
 	testKubeconfig(t, l)
+	// RBAC, CoreDNS, the kube-dns Service and the provisioner; the lab's
+	// bridge CNI has no Cilium pool.
+	checkKubectlManifests(t, l.kubectl, filepath.Join(l.dir, "n1"), 4)
 }
 
 // testKubeconfig: kctl kubernetes kubeconfig hands the lab's cluster-admin a
