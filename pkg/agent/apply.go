@@ -92,6 +92,7 @@ type Applier struct {
 	live     liveState
 	removed  int // units stopped for good by the running Apply
 	prober   Prober
+	passed   passedProbes
 }
 
 func (a *Applier) log() *slog.Logger {

@@ -311,6 +311,8 @@ type fakeRuntime struct {
 	units      map[string]api.Unit
 	fail       map[string]bool
 	failReload map[string]bool
+	// pid is every running unit's PID (0: 1).
+	pid int
 }
 
 func (f *fakeRuntime) Reload(_ context.Context, name string) error {
@@ -354,7 +356,7 @@ func (f *fakeRuntime) Status(_ context.Context, name string) (runtime.UnitStatus
 	if u.Oneshot {
 		return runtime.UnitStatus{Name: name, State: runtime.StateExited, Oneshot: true}, nil
 	}
-	return runtime.UnitStatus{Name: name, State: runtime.StateRunning, PID: 1}, nil
+	return runtime.UnitStatus{Name: name, State: runtime.StateRunning, PID: max(1, f.pid)}, nil
 }
 
 func (f *fakeRuntime) List(context.Context) ([]string, error) {

@@ -80,18 +80,22 @@ func (a *Applier) unitReady(ctx context.Context, name string) (runtime.UnitStatu
 }
 
 // readyNow reports whether u is ready: its runtime status is ready and,
-// when it has a HealthURL (and is not a oneshot), the probe answers.
+// when it has a HealthURL (and is not a oneshot), the probe answers, or
+// answered for this very process (same PID, same restart count) less than
+// HealthyReuse ago.
 func (a *Applier) readyNow(ctx context.Context, u api.Unit) (runtime.UnitStatus, bool) {
 	st, err := a.Runtime.Status(ctx, u.Name)
 	if err != nil || !st.Ready() {
 		return st, false
 	}
-	if u.HealthURL != "" && !u.Oneshot {
-		if err := a.probe(ctx, u.HealthURL); err != nil {
-			st.Message = "unhealthy: " + err.Error()
-			return st, false
-		}
+	if u.HealthURL == "" || u.Oneshot || a.passed.recent(u.Name, st) {
+		return st, true
 	}
+	if err := a.probe(ctx, u.HealthURL); err != nil {
+		st.Message = "unhealthy: " + err.Error()
+		return st, false
+	}
+	a.passed.record(u.Name, st)
 	return st, true
 }
 
