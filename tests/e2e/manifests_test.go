@@ -11,9 +11,10 @@ import (
 // checkKubectlManifests applies every add-on manifest the agent rendered
 // under root (render's KubectlManifests: what the kubectl tasks apply
 // without kubectl's schema check) again as a server-side dry run with
-// --validate=strict, through kubectl of that cluster: the API server
-// refuses an unknown or duplicate field, so a template that the tasks'
-// --validate=false would let through fails here. want is how many of the
+// --validate=strict, through kubectl of that cluster, as the tasks' own
+// field manager: the API server refuses an unknown or duplicate field, so
+// a template that the tasks' --validate=false would let through fails
+// here. want is how many of the
 // files the node must hold.
 func checkKubectlManifests(t *testing.T, kubectl func(...string) (string, error), root string, want int) {
 	t.Helper()
@@ -24,7 +25,7 @@ func checkKubectlManifests(t *testing.T, kubectl func(...string) (string, error)
 			continue
 		}
 		found++
-		if out, err := kubectl("apply", "--server-side", "--dry-run=server", "--validate=strict", "--field-manager=kcore-check", "-f", f); err != nil {
+		if out, err := kubectl("apply", "--server-side", "--force-conflicts", "--dry-run=server", "--validate=strict", "--field-manager="+render.FieldManager, "-f", f); err != nil {
 			t.Errorf("%s fails the API server's strict field validation: %v\n%s", p, err, out)
 		}
 	}
