@@ -59,13 +59,6 @@ func (r *renderer) spreadReplicas() int {
 	return min(2, len(r.c.Spec.Members()))
 }
 
-// KubectlManifests are the files the layout's kubectl tasks apply (with
-// noSchemaCheck): the lab test applies each one it finds with kubectl's
-// strict field validation as a server-side dry run.
-func (l Layout) KubectlManifests() []string {
-	return []string{l.RBAC, l.CoreDNS, l.KubeDNSService, l.Provisioner, l.CiliumL2}
-}
-
 // AddonManifests are the files of the layout's cluster whose manifests run
 // its add-on workloads: CoreDNS and, when rendered, the local-path
 // provisioner. Health checks read the Deployments they create from the

@@ -12,30 +12,6 @@ import (
 	"kcore.dev/kcore/pkg/pki"
 )
 
-// kubectlApply is the argv that applies manifests with the admin
-// kubeconfig's credentials against the local API server (its certificate
-// has 127.0.0.1 among its SANs), not the endpoint admin.conf names: the
-// tasks run on a control plane right after its own kube-apiserver is ready,
-// when the VIP may not be up yet. It is server-side apply: one request per
-// object, the merge done by the API server, so kubectl neither reads each
-// object first nor computes a patch from the API's schema, and
-// --force-conflicts takes back fields another manager changed, as a
-// client-side apply overwrote them. See noSchemaCheck for its
-// --validate=false.
-func (r *renderer) kubectlApply(paths ...string) []string {
-	args := []string{"apply", "--server-side", "--force-conflicts", "--field-manager=" + FieldManager, noSchemaCheck}
-	for _, p := range paths {
-		args = append(args, "-f", p)
-	}
-	return r.kubectl(args...)
-}
-
-// kubectl is the argv of a kubectl command against the local API server
-// with the admin kubeconfig's credentials, as kubectlApply.
-func (r *renderer) kubectl(args ...string) []string {
-	return append([]string{"kubectl", "--kubeconfig=" + r.l.AdminKubeconfig, "--server=" + r.localAPIURL()}, args...)
-}
-
 // ifaces is every member's interface, unique and sorted.
 func (r *renderer) ifaces() []string {
 	seen := map[string]bool{}

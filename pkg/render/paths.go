@@ -49,24 +49,6 @@ const (
 	TaskBridgeRoutes      = "kcore-bridge-routes"
 )
 
-// FieldManager is the field manager of the objects the kubectl tasks apply
-// (server-side apply).
-const FieldManager = "kcore"
-
-// serverSideReason ends the reason of a task whose argv is kubectlApply.
-const serverSideReason = " (server-side apply, field manager " + FieldManager + ")"
-
-// noSchemaCheck is the kubectl flag of every kubectl task. With kubectl's
-// default (--validate=strict), kubectl first fetches and parses the API
-// server's OpenAPI document of each group-version it applies, to learn
-// whether the server checks fields, and the API server builds each one on
-// its first request: on a new cluster's busy first control plane that was
-// 2-3 s of each task's 3-4 s. The manifests these tasks apply are kcore's
-// own templates, not the user's YAML; the lab test applies each of them
-// with --validate=strict and --dry-run=server against the real API server,
-// where an unknown or duplicate field fails it.
-const noSchemaCheck = "--validate=false"
-
 // Ports the components listen on besides the API server's.
 const (
 	EtcdClientPort        = 2379
