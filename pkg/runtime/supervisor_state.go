@@ -75,6 +75,12 @@ func (s *Supervisor) load() error {
 			// It died while no supervisor watched: the next Ensure starts it.
 			p.status.State, p.status.ExitCode, p.needsStart = StateFailed, -1, true
 			close(p.done)
+		case (rec.State == StateFailed || rec.State == StateExited) && shouldRestart(restartPolicy(rec.Unit), rec.ExitCode):
+			// It ended and its restart policy restarts it, but the supervisor
+			// died during the back-off (a power cut kills the unit's process
+			// and then the agent): the next Ensure starts it.
+			p.needsStart = true
+			close(p.done)
 		default:
 			// It had finished for good (restart policy); Ensure leaves it.
 			close(p.done)

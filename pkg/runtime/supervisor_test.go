@@ -274,6 +274,62 @@ func TestSupervisorRestartAdoptsProcesses(t *testing.T) {
 	}
 }
 
+// A unit that ended while its supervisor waited out the back-off before
+// restarting it (a power cut kills the unit's process, then the agent) is
+// started by the next supervisor's Ensure; one its restart policy had
+// finished is left as it was.
+func TestSupervisorRestartsAUnitLeftInItsBackoff(t *testing.T) {
+	tests := []struct {
+		name      string
+		restart   string
+		wantStart bool
+	}{
+		{name: "always", restart: api.RestartAlways, wantStart: true},
+		{name: "on-failure", restart: api.RestartOnFailure, wantStart: true},
+		{name: "no", restart: api.RestartNever},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx := context.Background()
+			root := t.TempDir()
+			s1, err := NewSupervisor(SupervisorConfig{
+				Root: root, BackoffInitial: time.Hour, BackoffMax: time.Hour,
+				StopGrace: 5 * time.Second, PollInterval: 10 * time.Millisecond,
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			u := helperUnit(t, "kcore-kube-scheduler", "crash", "h1", nil)
+			u.Restart = tt.restart
+			if _, err := s1.Ensure(ctx, u); err != nil {
+				t.Fatal(err)
+			}
+			waitFor(t, "the crash recorded", func() bool {
+				st, _ := s1.Status(ctx, u.Name)
+				return st.State == StateFailed && st.ExitCode == 3
+			})
+			s1.Close()
+			s2 := newTestSupervisor(t, root)
+			if st, _ := s2.Status(ctx, u.Name); st.State != StateFailed || st.ExitCode != 3 {
+				t.Fatalf("status after load = %s exit code %d, want failed exit code 3", st.State, st.ExitCode)
+			}
+			changed, err := s2.Ensure(ctx, u)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if changed != tt.wantStart {
+				t.Fatalf("ensure with the same hash after the supervisor died in the back-off: started = %v, want %v", changed, tt.wantStart)
+			}
+			if tt.wantStart {
+				waitFor(t, "the unit run again", func() bool {
+					st, _ := s2.Status(ctx, u.Name)
+					return !st.LastExit.IsZero()
+				})
+			}
+		})
+	}
+}
+
 func TestSupervisorAdoptedCrashRestarts(t *testing.T) {
 	ctx := context.Background()
 	root := t.TempDir()
