@@ -86,17 +86,20 @@ func TestSupervisorRestartsOnlyOnHashChange(t *testing.T) {
 	waitFor(t, "second process serving", logHas(2))
 }
 
+// crashPolicies are the restart policies and whether each restarts the
+// helper's "crash" mode (exit code 3).
+var crashPolicies = []struct {
+	name        string
+	restart     string
+	wantRestart bool
+}{
+	{name: "always restarts a crash", restart: api.RestartAlways, wantRestart: true},
+	{name: "on-failure restarts a crash", restart: api.RestartOnFailure, wantRestart: true},
+	{name: "no leaves it failed", restart: api.RestartNever},
+}
+
 func TestSupervisorRestartPolicies(t *testing.T) {
-	tests := []struct {
-		name        string
-		restart     string
-		wantRestart bool
-	}{
-		{name: "always restarts a crash with backoff", restart: api.RestartAlways, wantRestart: true},
-		{name: "on-failure restarts a crash", restart: api.RestartOnFailure, wantRestart: true},
-		{name: "no leaves it failed", restart: api.RestartNever},
-	}
-	for _, tt := range tests {
+	for _, tt := range crashPolicies {
 		t.Run(tt.name, func(t *testing.T) {
 			ctx := context.Background()
 			s := newTestSupervisor(t, t.TempDir())
@@ -279,16 +282,7 @@ func TestSupervisorRestartAdoptsProcesses(t *testing.T) {
 // started by the next supervisor's Ensure; one its restart policy had
 // finished is left as it was.
 func TestSupervisorRestartsAUnitLeftInItsBackoff(t *testing.T) {
-	tests := []struct {
-		name      string
-		restart   string
-		wantStart bool
-	}{
-		{name: "always", restart: api.RestartAlways, wantStart: true},
-		{name: "on-failure", restart: api.RestartOnFailure, wantStart: true},
-		{name: "no", restart: api.RestartNever},
-	}
-	for _, tt := range tests {
+	for _, tt := range crashPolicies {
 		t.Run(tt.name, func(t *testing.T) {
 			ctx := context.Background()
 			root := t.TempDir()
@@ -317,10 +311,10 @@ func TestSupervisorRestartsAUnitLeftInItsBackoff(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if changed != tt.wantStart {
-				t.Fatalf("ensure with the same hash after the supervisor died in the back-off: started = %v, want %v", changed, tt.wantStart)
+			if changed != tt.wantRestart {
+				t.Fatalf("ensure with the same hash after the supervisor died in the back-off: started = %v, want %v", changed, tt.wantRestart)
 			}
-			if tt.wantStart {
+			if tt.wantRestart {
 				waitFor(t, "the unit run again", func() bool {
 					st, _ := s2.Status(ctx, u.Name)
 					return !st.LastExit.IsZero()
