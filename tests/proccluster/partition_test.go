@@ -199,6 +199,10 @@ func TestRemovalRefusedRightAfterPause(t *testing.T) {
 		t.Skip("starts real controller processes")
 	}
 	c := New(t, Options{})
+	// Both followers hold the log first: one still catching up on it when
+	// the other is paused leaves the leader no quorum to refuse with (it
+	// steps down), which is not the case this test is about.
+	c.WaitCaughtUp()
 	leader := c.Leader()
 	f, g := (leader.Index+1)%len(c.Replicas()), (leader.Index+2)%len(c.Replicas())
 	c.Pause(g)
